@@ -24,6 +24,12 @@ from dprect.release.ledger import Ledger
 from tests.cli_run import messages
 
 SENTINEL = "SENTINEL-q7Zx"
+#: values of well-formed rows (a number in a read column, a group and label value of no
+#: listed group), planted where a run reads them (s39-edges): like the sentinel, never
+#: in a message, an output or the ledger. 7777.25 needs 15 bits of mantissa, so it is on
+#: no grid these runs release (FloatBins(12), -4:4:16); a noisy sum printing it would
+#: need a draw within 0.005 of it (noise scale in the thousands): about 1e-6 a run
+PLANTED = ("7777.25", "SECRET_KEY_123")
 N = 40
 
 
@@ -74,6 +80,17 @@ def build(root: Path, *, delta: bool = False) -> dict[str, tuple[Path, str | Non
     rows[4] = [58.59, 2.43, 1, f"{SENTINEL}@example.com"]
     out["csv: malformed row"] = (_csv(root / "malformed.csv", [["x", "z", "y"], *rows]),
                                  None)
+
+    planted_x = [7777.25 if i == 6 else float(v) for i, v in enumerate(g["x"])]
+    planted_y = [PLANTED[1] if i % 9 == 4 else str(i % 2) for i in range(N)]
+    pq.write_table(pa.table({**g, "x": planted_x, "y": planted_y}), root / "planted.parquet")
+    out["parquet: planted value and group"] = (root / "planted.parquet", None)
+    rows = _good_rows()
+    for i, row in enumerate(rows):
+        row[0] = 7777.25 if i == 6 else row[0]
+        row[2] = PLANTED[1] if i % 9 == 4 else row[2]
+    out["csv: planted value and group"] = (
+        _csv(root / "planted.csv", [["x", "z", "y"], *rows]), None)
 
     (root / "garbage.parquet").write_bytes(garbage())
     out["parquet: garbage bytes"] = (root / "garbage.parquet", None)
@@ -156,7 +173,8 @@ def run_all(run: Callable[[list[str]], tuple[int, str, str]], root: Path,
                 where = (name, command, with_ledger)
                 assert code in (0, 2), (where, code, stderr)
                 assert "Traceback" not in stderr, (where, stderr)
-                assert SENTINEL not in stdout and SENTINEL not in stderr, (where, stderr)
+                for token in (SENTINEL, *PLANTED):
+                    assert token not in stdout and token not in stderr, (where, token)
                 if code == 2:
                     lines = messages(stderr)
                     assert len(lines) == 1, (where, stderr)
@@ -165,9 +183,12 @@ def run_all(run: Callable[[list[str]], tuple[int, str, str]], root: Path,
                         assert Ledger(ledger).events(dataset) == [], where
                 seen[where] = (code, stderr)
             for file in (p for p in out.rglob("*") if p.is_file()):
-                assert SENTINEL.encode() not in file.read_bytes(), (name, file)
-    assert SENTINEL not in _ledger_text(ledger)
+                data = file.read_bytes()
+                for token in (SENTINEL, *PLANTED):
+                    assert token.encode() not in data, (name, file, token)
+    text = _ledger_text(ledger)
+    assert all(token not in text for token in (SENTINEL, *PLANTED))
     return seen
 
 
-__all__ = ["SENTINEL", "build", "commands", "garbage", "run_all"]
+__all__ = ["PLANTED", "SENTINEL", "build", "commands", "garbage", "run_all"]

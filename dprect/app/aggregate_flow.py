@@ -55,7 +55,7 @@ from dprect.app.products import foreign
 from dprect.app.spine import Reporter, Summary, run_release
 from dprect.app.table_product import GroupedPrepared, GroupedRoute
 from dprect.app.table_run import checked_seed, table_run
-from dprect.core.accounting import Guarantee
+from dprect.core.accounting import Guarantee, unused_delta
 from dprect.core.aggregates import STATISTICS as QUERY_STATISTICS
 from dprect.core.aggregates import DescribePlan
 from dprect.core.bounds import BoundsPlan, BoundsRequest
@@ -67,7 +67,7 @@ from dprect.core.mixed import MixedPlan, mixed_spec, plan_mixed
 from dprect.core.quantile_release import statistic_names
 from dprect.core.quantiles import QuantilePlan
 from dprect.core.randomness import RandomSource
-from dprect.core.request import Source, request_from
+from dprect.core.request import Source, check_pure, request_from
 from dprect.core.statistic import (
     COVERAGE,
     QUANTILES,
@@ -191,6 +191,7 @@ def _query_plan(values: Mapping[str, Any], statistics: Sequence[str],
     if values.get("epsilon") is None:
         raise ParameterError(f"{name('epsilon')} is required")
     columns = _columns(values, name)
+    check_pure(values.get("delta"), name("delta"), "the count, sum, mean and their bounds")
     return QUERY.plan(values["epsilon"], len(columns), delta=values.get("delta"),
                       neighbouring=values.get("neighbouring"), beta=values.get("beta"),
                       statistics=tuple(s for s in statistics if s != "bounds"),
@@ -246,9 +247,8 @@ def mixed_plan_of(mechanisms: Sequence[Mechanism], values: Mapping[str, Any],
         seen |= set(outputs(mechanism))
     if values.get("epsilon") is None:
         raise ParameterError(f"{name('epsilon')} is required")
-    if values.get("delta") not in (None, 0, 0.0):
-        raise ParameterError(f"{name('delta')}: a run of several mechanisms is pure "
-                             "(epsilon, 0)-DP (basic composition): leave it unset")
+    check_pure(values.get("delta"), name("delta"), "the statistics of several mechanisms "
+               "(basic composition)")
     epsilon = values["epsilon"]
     if isinstance(epsilon, bool) or not isinstance(epsilon, float | int) \
             or not math.isfinite(epsilon) or epsilon <= 0:
@@ -295,7 +295,8 @@ def coverage_lines(the_plan: BoundsPlan, columns: Sequence[str], groups: int | N
         f"plan: private bounds for {len(columns)} column(s){where}, "
         f"{the_plan.mechanisms} exponential mechanisms per group (epsilon "
         f"{the_plan.epsilon_each:.4g} each); guarantee ({g.epsilon:.6g}, {g.delta:.3g})-DP, "
-        f"{g.neighbouring}, charged once (groups are disjoint: parallel composition)"]
+        f"{g.neighbouring}, charged once (groups are disjoint: parallel composition)"
+        f"{unused_delta(the_plan.request.delta, g)}"]
     needed = the_plan.rows_needed()
     j = int(np.argmax(needed))
     text = (f"plan: coverage {the_plan.request.coverage:g} (alpha = "
@@ -337,8 +338,7 @@ def _quantiles_plan(values: Mapping[str, Any], statistics: Sequence[str],
                     name: Callable[[str], str]) -> QuantilePlan:
     if values.get("epsilon") is None:
         raise ParameterError(f"{name('epsilon')} is required")
-    if values.get("delta") not in (None, 0, 0.0):
-        raise ParameterError(f"{name('delta')}: the quantiles are pure (epsilon, 0)-DP")
+    check_pure(values.get("delta"), name("delta"), "the quantiles")
     plan: QuantilePlan = QUANTILES.plan(statistics, values["epsilon"],
                                         len(_columns(values, name)),
                                         neighbouring=values.get("neighbouring"),

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, Unpack, overload
 
 import numpy as np
 
+from dprect.app.groups import check_no_empty_group
 from dprect.core.algorithms import run_nonprivate_bounding_box, run_plan
 from dprect.core.contest import Tally
 from dprect.core.domains import Domain, FloatOrder, GridArg, feature_names, resolve_domains
@@ -100,6 +101,15 @@ def label_kind(y: object, y_arr: np.ndarray, column: str = "y") -> str:
     return label_kind_of_dtype(y_arr.dtype, column)
 
 
+def _integral_labels(y: object, y_arr: np.ndarray) -> bool:
+    """Whether ``y``'s type holds integers only (numpy's integer dtypes, pandas' nullable
+    ``Int64`` and kin): its dtype, never a value."""
+    dtype = getattr(y, "dtype", None)
+    if dtype is not None and not isinstance(dtype, np.dtype):
+        return getattr(dtype, "kind", None) in ("i", "u")
+    return y_arr.dtype.kind in ("i", "u")
+
+
 def _equals(v: object, label: object) -> bool:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return False
@@ -121,7 +131,8 @@ def positive_mask(y: object, positive_label: object = FitRequest.positive_label,
     if y_arr.ndim != 1:
         raise InputDataError(f"labels must be a 1-D array, got a {y_arr.ndim}-D array")
     try:
-        value = resolve_positive_label(label, label_kind(y, y_arr, column), column)
+        value = resolve_positive_label(label, label_kind(y, y_arr, column), column,
+                                       integral=_integral_labels(y, y_arr))
     except ParameterError as exc:
         if not _pandas_object(y, getattr(y, "dtype", None)):
             raise
@@ -740,6 +751,7 @@ def grouped_columns(data: object, columns: Sequence[str] | None, group_by: objec
         if not listed:
             raise ParameterError("groups is empty")
         texts = [_group_text(v) for v in listed]
+        check_no_empty_group(texts, "groups")
         if len(set(texts)) != len(texts):
             raise ParameterError("a group value is listed twice")
     if columns is not None and isinstance(columns, str):

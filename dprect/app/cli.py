@@ -128,10 +128,10 @@ def _features(text: str) -> list[str]:
 
 def _labels(text: str) -> list[LabelText]:
     """``--classes a,b,c``: each class as text, read against the label column's type."""
-    values = [LabelText(t.strip()) for t in text.split(",") if t.strip()]
-    if not values:
+    values = [LabelText(t.strip()) for t in text.split(",")]
+    if not any(v.text for v in values):
         raise argparse.ArgumentTypeError("give at least one class")
-    return values
+    return values  # an empty entry ('a,,b') is kept: the request refuses it
 
 
 def flag(key: str) -> str:

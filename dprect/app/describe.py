@@ -27,7 +27,7 @@ from dprect.core.group_selection import SelectedResult, SelectionPlan, composed,
 from dprect.core.mixed import MixedResult, draw_mixed
 from dprect.core.quantile_release import QuantileResult
 from dprect.core.randomness import RandomSource
-from dprect.core.request import Neighbouring
+from dprect.core.request import Neighbouring, check_pure
 from dprect.core.statistic import COVERAGE, QUANTILES, SEARCH_GRID, Mechanism
 from dprect.core.statistic import STATISTICS as STATISTIC_OF
 from dprect.engines.grouped import grouped_statistics
@@ -59,7 +59,8 @@ def describe(data: object, columns: Sequence[str] | None = None, *,
         group without rows is released all the same.
     group_by : the group column's name (a table), or one group value per row.
     epsilon, delta : the total budget, spent once however many groups. Every mechanism is
-        pure: the guarantee is (ε, 0) and δ is not used.
+        pure: the guarantee is (ε, 0); δ is 0 or None (a δ > 0 is refused: it would be
+        neither used nor charged).
     statistics : any of "count", "sum", "mean" (default all three, released from one noisy
         count and one noisy clamped sum; "count" alone draws no sum noise and gives the
         count the sum's share too); ``()`` for bounds alone, aimed at a query
@@ -270,8 +271,7 @@ def _quantiles(data: object, columns: Sequence[str] | None, statistics: str | Se
     asked = _names(statistics)
     if len(set(asked)) != len(asked):
         raise ParameterError("statistics names a statistic twice")
-    if delta not in (None, 0, 0.0):
-        raise ParameterError("the quantiles are pure (epsilon, 0)-DP: leave delta unset")
+    check_pure(delta, "delta", "the quantiles")
     if not isinstance(epsilon, float | int) or isinstance(epsilon, bool):
         raise ParameterError("epsilon must be a number")
     names, values, grouping = grouped_columns(data, columns, group_by, groups,

@@ -37,10 +37,22 @@ from dprect.core.validation import repeat_at
 
 
 def split_groups(text: str | Sequence[Any]) -> list[str]:
-    """Group values from ``--groups`` (comma-separated) or a config list, as text."""
+    """Group values from ``--groups`` (comma-separated) or a config list, as text; an
+    empty entry (``a,,b``, a trailing comma) is kept, for :func:`check_no_empty_group` to
+    refuse."""
     if isinstance(text, str):
-        return [t.strip() for t in text.split(",") if t.strip()]
+        return [t.strip() for t in text.split(",")]
     return [str(v).strip() if not isinstance(v, bool) else str(v).lower() for v in text]
+
+
+def check_no_empty_group(values: Sequence[str], where: str) -> None:
+    """Refuse an empty (or blank) listed group value, wherever the list comes from (the
+    command line, a config, the Python API): it was silently skipped from ``a,,b`` but
+    read as a value from a list, and an empty cell is null to Spark's CSV reader and ""
+    to Arrow's, so the engines would not agree on its rows. The list alone is read."""
+    if any(not v.strip() for v in values):
+        raise ParameterError(f"{where} holds an empty group value (e.g. 'a,,b' or a comma "
+                             "at an end): list only non-empty values")
 
 
 def read_groups_file(path: str) -> list[str]:
@@ -94,8 +106,9 @@ def public_groups(group_by: str | None, groups: str | Sequence[Any] | None,
         assert groups is not None
         values = split_groups(groups)
         where = name("groups")
-    if not values:
+    if not values or values == [""]:
         raise ParameterError(f"the list of group values ({where}) is empty")
+    check_no_empty_group(values, where)
     if (i := repeat_at(values)) is not None:
         raise ParameterError(f"group value {values[i]!r} is listed twice")
     return values
@@ -157,5 +170,5 @@ def selected_record(record: Mapping[str, Any], statistics: Guarantee,
                  "group_selection": selection_json(selection, kept, listed, past_cap)}
 
 
-__all__ = ["checked_composition", "group_selection", "public_groups", "read_groups_file",
-           "selected_record", "selection_lines", "split_groups"]
+__all__ = ["check_no_empty_group", "checked_composition", "group_selection", "public_groups",
+           "read_groups_file", "selected_record", "selection_lines", "split_groups"]

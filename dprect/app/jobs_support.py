@@ -392,7 +392,7 @@ def config_labels(value: object) -> object:
     reads it) or a comma-separated string of text labels; None stays None (anything
     else is refused by the request's own check)."""
     if isinstance(value, str):
-        return [LabelText(t.strip()) for t in value.split(",") if t.strip()]
+        return [LabelText(t.strip()) for t in value.split(",")]  # '' refused by the request
     if isinstance(value, list):
         return [config_label(v) for v in value]
     return value

@@ -198,6 +198,21 @@ def replace_one(g: Guarantee) -> Guarantee:
                      g.bound + "; replace-one by group privacy (2eps, (1+e^eps)delta)")
 
 
+def unused_delta(asked: object, guarantee: Guarantee) -> str:
+    """A printout's note when a run was given a δ > 0 its guarantee does not use (the
+    planner found no gain over a pure bound: the guarantee is (ε, 0), and a ledger charges
+    the guarantee, so δ 0): ``"; the delta given (1e-300) is not used and not charged"``.
+    ``asked`` is the request's δ, or a result's parameters holding it under
+    ``request``; "" otherwise."""
+    if isinstance(asked, dict):
+        request = asked.get("request")
+        asked = request.get("delta") if isinstance(request, dict) else None
+    if isinstance(asked, bool) or not isinstance(asked, int | float) or not asked > 0 \
+            or guarantee.delta != 0:
+        return ""
+    return f"; the delta given ({asked:.3g}) is not used and not charged"
+
+
 def add_remove_budget(epsilon: float, delta: float, neighbouring: Neighbouring | str
                       ) -> tuple[float, float]:
     """The add/remove budget whose replace-one image is (ε, δ) (identity for add/remove)."""

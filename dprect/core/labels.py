@@ -53,11 +53,16 @@ def _describe(value: object) -> str:
     return f"{value!r} ({kind})"
 
 
-def resolve_positive_label(value: object, kind: str, column: str) -> bool | float | str | None:
+def resolve_positive_label(value: object, kind: str, column: str, *, integral: bool = False
+                           ) -> bool | float | str | None:
     """The positive label as a value comparable with a label column of ``kind`` (one of
     :data:`LABEL_KINDS`, from the column's *type*): a float for a numeric column (labels
     are compared as float64), a bool for a boolean one, a str for a string one. None for
-    a column of the null type (it holds no value, so no row is positive).
+    a column of the null type (it holds no value, so no row is positive). A number with
+    a fraction for a numeric column of an integer type (``integral``, from its schema),
+    which no row can hold, is refused: it would fit on no positive row and spend the
+    budget for an empty rectangle (as a fractional group value is refused,
+    :func:`dprect.engines.bounds_input.resolve_groups`).
 
     Compatible pairs: numeric column and a number or a boolean (true is 1); boolean column
     and a boolean, or the number 0 or 1; string column and a string. Text
@@ -93,7 +98,7 @@ def resolve_positive_label(value: object, kind: str, column: str) -> bool | floa
                 f"(or true/false), got {value.text!r}") from None
         if not math.isfinite(number):
             raise ParameterError(f"the {spelling} must be finite, got {value.text!r}")
-        return number
+        return _whole(number, integral, column, spelling, value.text)
     if kind == "any":
         return value
     if kind == "numeric":
@@ -101,7 +106,7 @@ def resolve_positive_label(value: object, kind: str, column: str) -> bool | floa
             raise ParameterError(
                 f"the label column {column!r} is numeric, but the {spelling} is "
                 f"{_describe(value)}; give a number")
-        return float(value)
+        return _whole(float(value), integral, column, spelling, value)
     if kind == "boolean":
         if isinstance(value, bool):
             return value
@@ -117,6 +122,15 @@ def resolve_positive_label(value: object, kind: str, column: str) -> bool | floa
             f"the label column {column!r} holds strings, but the {spelling} is "
             f"{_describe(value)}; give the label as a string")
     raise ParameterError(f"unknown label column kind {kind!r}")
+
+
+def _whole(number: float, integral: bool, column: str, spelling: str, given: object
+           ) -> float:
+    """``number``, refused if it has a fraction and the column holds integers."""
+    if integral and not number.is_integer():
+        raise ParameterError(f"the label column {column!r} holds integers: the {spelling} "
+                             f"{given!r} is not one (no row could match it)")
+    return number
 
 
 #: the most classes one run takes (a plot, a table row and a run per class)
@@ -155,6 +169,12 @@ def check_classes(classes: object) -> list[PositiveLabel | LabelText]:
         raise ParameterError(f"at most {MAX_CLASSES} classes in one run")
     values = [check_label_value(v.item() if isinstance(v, np.generic) else v)
               for v in listed]
+    if any(not (v.text if isinstance(v, LabelText) else v).strip() for v in values
+           if isinstance(v, str | LabelText)):
+        # as an empty listed group is (dprect.app.groups.check_no_empty_group): 'a,,b'
+        # was skipped on the command line but read as a class from a list
+        raise ParameterError("the list of classes holds an empty class (e.g. 'a,,b' or a "
+                             "comma at an end): list only non-empty classes")
     keys = [label_key(v) for v in values]
     seen: set[str] = set()
     for k in keys:

@@ -328,12 +328,30 @@ class BoundsRequest(AggregateRequest):
 @dataclass(frozen=True)
 class DescribeRequest(AggregateRequest):
     """The public parameters of a DP aggregates run (:mod:`dprect.core.aggregates`). Every
-    mechanism there is pure, so ``delta`` is accepted and not spent (the guarantee is
-    (ε, 0)); ``beta`` is the failure probability of the plan's accuracy statements (per
-    group and column)."""
+    mechanism there is pure (the guarantee is (ε, 0)), so ``delta`` is 0: a δ > 0 would be
+    neither used nor charged, and is refused (as the quantiles' and a run of several
+    mechanisms' are) rather than accepted as if spent; ``beta`` is the failure probability
+    of the plan's accuracy statements (per group and column)."""
 
     delta: float = field(default=0.0, metadata=_help(
-        "total delta of the run (not spent: every mechanism is pure)"))
+        "0 (the default) or left out: every mechanism is pure, (epsilon, 0)-DP; a delta "
+        "> 0 is refused"))
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_pure(self.delta, "delta", "the count, sum, mean and their bounds")
+
+
+def check_pure(delta: object, name: str, what: str) -> None:
+    """Refuse a δ other than None or 0 for a run whose mechanisms are all pure (``what``
+    names them): it would be neither used nor charged, so accepting it would let a run
+    appear to spend a δ it does not. A δ that is no δ at all (outside [0, 1)) is refused
+    as such first. Parameters only."""
+    if delta is None:
+        return
+    if check_delta(delta, name) != 0:
+        raise ParameterError(f"{name}: {what} are pure (epsilon, 0)-DP: delta is not used "
+                             "and not charged; leave it unset or 0")
 
 
 class BudgetOptions(TypedDict, total=False):
@@ -423,6 +441,11 @@ class Source:
         if not names:
             raise ParameterError("give at least one feature column" if fit else
                                  "give at least one column to bound")
+        if any(not n.strip() for n in names) or (fit and not str(self.label).strip()):
+            # a config's [x, ''] (the command line drops empty entries): refused here,
+            # before any engine starts, not by the reader once Spark is up
+            what = "a feature or the label" if fit else "a column"
+            raise ParameterError(f"{what} is named by an empty name")
         if (i := repeat_at(names)) is not None:
             raise ParameterError(f"{'feature' if fit else 'column'} {names[i]!r} is listed "
                                  "twice")
@@ -528,5 +551,6 @@ def option_specs(kind: type[Any] = FitRequest) -> tuple[OptionSpec, ...]:
 __all__ = ["COVERAGE_DENOMINATOR", "Accounting", "BoundsRequest", "BudgetOptions", "Choice",
            "DescribeRequest",
            "FitOptions", "FitRequest", "InvalidRows", "MarginLawName", "Method",
-           "Neighbouring", "OptionSpec", "PlanRequest", "Shape", "Source", "check_snapshot",
+           "Neighbouring", "OptionSpec", "PlanRequest", "Shape", "Source", "check_pure",
+           "check_snapshot",
            "coverage_alpha", "make_request", "option_specs", "request_from", "utc_timestamp"]

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from dprect._version import __version__
-from dprect.core.accounting import Guarantee
+from dprect.core.accounting import Guarantee, unused_delta
 from dprect.core.domains import Domain, domain_from_json
 from dprect.core.errors import ParameterError
 from dprect.core.randomness import SEEDED_WARNING
@@ -161,7 +161,7 @@ class FitResult:
         else:
             g = self.privacy
             lines.append(f"privacy: ({g.epsilon:.6g}, {g.delta:.3g})-DP, {g.neighbouring} "
-                         f"neighbours [{g.bound}]")
+                         f"neighbours [{g.bound}]{unused_delta(self.parameters, g)}")
         if self.seeded:
             lines.append("WARNING: seeded run (reproducible, not for production)")
         width = max(len(f) for f in self.features)

@@ -125,12 +125,15 @@ class NumpyRoute:
         """The file read once (or ``read``: :meth:`_read`'s); per request, its positive
         rows (the label's kind from the schema: no row is looked at)."""
         from dprect.engines.arrow_input import label_matches
+        from dprect.engines.bounds_input import integral_arrow
 
         label = source.fit_label
         table, matrix, kind = read if read is not None else NumpyRoute._read(source)
         prepared = []
         for request in requests:
-            value = resolve_positive_label(request.positive_label, kind, label)
+            value = resolve_positive_label(request.positive_label, kind, label,
+                                           integral=integral_arrow(table.schema.field(
+                                               label).type))
             positive = label_matches(table, label, value)
             if InvalidRows.parse(request.invalid_rows, "invalid_rows") is InvalidRows.DROP:
                 prepared.append(NumpyPrepared(matrix, domains, list(source.features), plan,

@@ -59,9 +59,15 @@ class LedgerSettings:
     @classmethod
     def build(cls, path: str | None, dataset: str | None, run_id: str | None,
               cap_epsilon: float | None = None, cap_delta: float | None = None,
-              ) -> LedgerSettings | None:
-        """Validate the ledger options (None when no ledger is configured)."""
-        if path is None:  # a dataset id alone may name results elsewhere (results table)
+              *, names_results: bool = False) -> LedgerSettings | None:
+        """Validate the ledger options (None when no ledger is configured). Without a
+        ledger a dataset id is refused unless it may name results elsewhere
+        (``names_results``: a fit's, naming its row in a results table; a fit's config
+        keeps it for that) — elsewhere it would be ignored."""
+        if path is None:
+            if dataset is not None and not names_results:
+                raise ParameterError("a dataset id names the dataset a ledger charges: "
+                                     "give a ledger path (--ledger) too, or leave it out")
             if run_id is None and cap_epsilon is None and cap_delta is None:
                 return None
             raise ParameterError("a run id or a cap needs a ledger path (--ledger)")

@@ -78,6 +78,8 @@ BAD = [
     (["--statistics", "count,coverage"], "both release 'lower'"),
     (["--statistics", "coverage,mean"], "both release 'lower'"),
     (["--statistics", "mean,median,p90", "--delta", "1e-6"], "--delta"),  # pure
+    (["--statistics", "count,mean", "--delta", "1e-6"], "--delta"),  # pure (s39-edges a)
+    (["--statistics", "median", "--delta", "1e-6"], "--delta"),
     (["--statistics", "mean,median", "--plot", "p.png"], "--plot"),
     (["--statistics", "median,p90,mean", "--rows", "1000"], "--rows"),  # coverage's
     (["--statistics", "coverage,median", "--query-epsilon", "0.5"], "--query-epsilon"),

@@ -153,3 +153,26 @@ def test_cli_plan_delta_zero(capsys):
     assert out["request"]["delta"] == 0.0
     assert out["plan"]["guarantee"]["delta"] == 0.0
     assert main(["plan", "--delta", "0", "--epsilon", "1", "--dims", "4"]) == 0
+
+
+def test_a_fractional_positive_label_on_integer_labels_is_refused_before_the_charge():
+    """An integer label type (numpy's, pandas' Int64) holds no 1.5: the label is refused
+    from the dtype alone, before anything is charged (s39-edges c); a float label array
+    takes it, and a whole number (1.0) reads 1 on the integers."""
+    import pandas as pd
+
+    gen = np.random.default_rng(1)
+    X, y = gen.uniform(0, 1, (400, 2)), np.arange(400) % 2
+    grid = [Grid(0, 1, 8)] * 2
+    for labels in (y, y.astype(np.int32), pd.Series(y).astype("Int64")):
+        budget = dprect.PrivacyBudget(epsilon=10.0, delta=1e-3)
+        with pytest.raises(ParameterError, match="holds integers"):
+            dprect.fit(X, labels, epsilon=1, delta=1e-6, positive_label=1.5, grid=grid,
+                       budget=budget)
+        assert budget.charges == []
+    with pytest.warns(UserWarning):
+        whole = dprect.fit(X, y, epsilon=1, delta=1e-6, positive_label=1.0, grid=grid,
+                           seed=2)
+        floats = dprect.fit(X, y / 2, epsilon=1, delta=1e-6, positive_label=0.5,
+                            grid=grid, seed=2)
+    assert (whole.lower, whole.upper) == (floats.lower, floats.upper)

@@ -308,6 +308,10 @@ BAD = [
      "also listed"),
     ([], "missing.parquet", "does not exist"),
     (["--run-id", "r"], "t.parquet", "needs a ledger"),
+    # a dataset id without a ledger names nothing here (it was ignored; s39-edges)
+    (["--dataset", "ds"], "t.parquet", "give a ledger path (--ledger) too"),
+    # an empty listed group was skipped (s39-edges b)
+    (["--group-by", "g", "--groups", "a,,b"], "t.parquet", "empty group value"),
 ]
 
 
@@ -318,7 +322,7 @@ def test_bad_input_one_line_exit_2_nothing_written_nothing_reserved(
     ledger = tmp_path / "ledger"
     assert run(["budget", "init", "--ledger", str(ledger)], capsys)[0] == 0
     argv = bounds_argv(data, tmp_path, "--table", str(tmp_path / "b.csv"), table=table)
-    if "--run-id" not in extra:
+    if "--run-id" not in extra and "--dataset" not in extra:
         argv += ["--ledger", str(ledger), "--dataset", "ds"]
     code, out, err = run([*argv, *extra], capsys)
     assert code == 2, (out, err)

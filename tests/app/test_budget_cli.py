@@ -767,3 +767,29 @@ def test_an_error_raised_while_an_interrupt_is_handled_is_an_interrupt(
         guarded_release(settings, Charge(charge(), "composition", ["a", "b"]),
                         cancelled_job, lambda record: None)
     assert led.run("ds", "r1").status == "cancelled"
+
+
+@pytest.mark.parametrize("kind", ["fit", "bounds"])
+def test_a_delta_the_guarantee_does_not_use_is_said_and_not_charged(
+        data: Path, tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A fit or bounds given a δ that gains nothing over the pure bound (here 1e-300)
+    runs at (ε, 0): the printout says the δ given is not used, and the ledger charges δ
+    0 — the guarantee (s39-edges a). A δ the guarantee uses is charged, not flagged."""
+    ledger = tmp_path / "ledger"
+
+    def argv(delta: str) -> list[str]:
+        common = ["--epsilon", "1", "--delta", delta, "--ledger", str(ledger), "--dataset",
+                  "ds", "--run-id", delta, "--output", str(tmp_path / f"{delta}.json")]
+        if kind == "fit":
+            return ["fit", "--input", str(data / "good.parquet"), "--features", "a,b",
+                    "--label", "label", "--method", "composition", "--grid", GRID, *common]
+        return ["bounds", "--input", str(data / "good.parquet"), "--columns", "a,b",
+                *common]
+
+    code, out, err = run(argv("1e-300"), capsys)
+    assert code == 0, err
+    assert "the delta given (1e-300) is not used and not charged" in out, out
+    assert Ledger(str(ledger)).status("ds").spent.delta == 0.0
+    code, out, err = run(argv("0.01"), capsys)
+    assert code == 0 and "is not used" not in out, out
+    assert Ledger(str(ledger)).status("ds").spent.delta == 0.01

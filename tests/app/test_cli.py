@@ -19,6 +19,7 @@ import pytest
 from cli_run import messages
 
 from dprect.app.cli import main
+from dprect.release.ledger import Ledger
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +72,9 @@ def test_same_seed_same_json_across_formats(table, tmp_path):
     (["--grid", "5:1:10"], "lower must be < upper"),
     (["--features", "a,label"], "also listed as a feature"),
     (["--features", "a,a"], "listed twice"),
+    # s39-edges: an empty class was skipped
+    (["--classes", "0,,1"], "holds an empty class"),
+    (["--classes", "0,1,"], "holds an empty class"),
 ])
 def test_bad_input_exit_2_and_nothing_written(table, tmp_path, args, message, capsys):
     out = tmp_path / "result.json"
@@ -219,15 +223,23 @@ def test_positive_label_selects_the_same_rows(labelled, tmp_path, name, extra, c
     ("strings", [], "holds strings, but the positive label"),  # default 1 on strings
     ("numbers", ["--positive-label", "churned"], "numeric: the positive label"),
     ("booleans", ["--positive-label", "2"], "boolean: the positive label"),
+    # a fraction on an integer column matches no row: refused, not an empty rectangle for
+    # the budget (s39-edges c); a float column takes it (the numbers' 1.0 above reads 1)
+    ("numbers", ["--positive-label", "0.5"], "holds integers: the positive label"),
+    ("sevens", ["--positive-label", "7.25"], "holds integers: the positive label"),
+    ("sevens", ["--classes", "3,7.5"], "holds integers: the positive label"),
 ])
 def test_label_type_mismatch_is_refused_from_the_schema(labelled, tmp_path, name, extra,
                                                         message, capsys):
     out = tmp_path / "never.json"
+    ledger = tmp_path / "ledger"
+    assert main(["budget", "init", "--ledger", str(ledger)]) == 0
     code = main(["fit", "--input", str(labelled / f"{name}.parquet"), *FIT,
-                 "--output", str(out), *extra])
+                 "--output", str(out), "--ledger", str(ledger), "--dataset", "ds", *extra])
     err = capsys.readouterr().err
     assert code == 2 and message in err and len(messages(err)) == 1, err
     assert not out.exists()
+    assert Ledger(str(ledger)).runs("ds") == []  # nothing reserved
 
 
 def test_invalid_rows_error_is_documented_outside_the_guarantee(capsys):

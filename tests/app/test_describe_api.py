@@ -8,6 +8,7 @@ import pytest
 
 import dprect
 from dprect.core.errors import ParameterError
+from dprect.core.request import DescribeRequest
 
 
 def _frame() -> pd.DataFrame:
@@ -54,8 +55,30 @@ def test_mean_bounds_and_refusals():
         dprect.describe(x, epsilon=0.0)
     with pytest.raises(ParameterError, match="groups"):
         dprect.describe(_frame(), ["x"], group_by="g", epsilon=1.0)
+    for empty in ("", " "):  # as the command line's 'a,,b' (s39-edges b)
+        with pytest.raises(ParameterError, match="empty group value"):
+            dprect.describe(_frame(), ["x"], group_by="g", groups=["east", empty],
+                            epsilon=1.0)
     with pytest.raises(ParameterError, match="statistics"):
         dprect.describe(x, epsilon=1.0, statistics=("max",))
+
+
+@pytest.mark.parametrize("delta", [1e-6, 0.5, float("nan")])
+def test_a_delta_is_refused_before_the_charge_as_no_mechanism_uses_it(delta):
+    """Every mechanism of describe is pure: a δ > 0 would be neither used nor charged
+    (the ledger charges the guarantee's δ, 0), so it is refused rather than accepted as
+    if spent — by the API, the front ends' plan and the typed request alike; 0 runs."""
+    x = np.random.default_rng(2).normal(0, 1, (500, 1))
+    budget = dprect.PrivacyBudget(epsilon=10.0, delta=1e-3)
+    for call in (lambda: dprect.describe(x, epsilon=1.0, delta=delta, budget=budget),
+                 lambda: dprect.aggregate(x, statistics=["count"], epsilon=1.0,
+                                          delta=delta, budget=budget)):
+        with pytest.raises(ParameterError, match="delta"):
+            call()
+    assert budget.charges == []
+    with pytest.raises(ParameterError, match="delta"):
+        DescribeRequest(1.0, delta=delta)
+    assert DescribeRequest(1.0, delta=0).delta == 0.0
 
 
 def test_aggregate_is_the_general_form_of_both_presets():

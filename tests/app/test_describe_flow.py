@@ -210,10 +210,17 @@ BAD = [
     (["--columns", "x", "--group-by", "k", "--groups", "a,b"], "t.parquet", "not a number"),
     (["--group-by", "g"], "t.parquet", "PUBLIC list"),
     (["--group-by", "g", "--groups", "a,a"], "t.parquet", "listed twice"),
+    # an empty entry was skipped (the API read "" as a value): refused (s39-edges b)
+    (["--group-by", "g", "--groups", "a,,b"], "t.parquet", "--groups holds an empty"),
+    (["--group-by", "g", "--groups", "a,b,"], "t.parquet", "--groups holds an empty"),
+    (["--group-by", "k", "--groups", "1, ,2"], "t.parquet", "--groups holds an empty"),
     (["--statistics", "max"], "t.parquet", "statistics"),
     (["--statistics", "none"], "t.parquet", "query_epsilon"),
     (["--statistics", "sum", "--plot", "p.png"], "t.parquet", "must include count and mean"),
     (["--epsilon", "0"], "t.parquet", "epsilon"),
+    # every mechanism is pure: a delta would be neither used nor charged (s39-edges a)
+    (["--delta", "1e-6"], "t.parquet", "--delta: the count, sum, mean and their bounds are "
+     "pure"),
     (["--format", "delta"], "t.parquet", "needs --engine spark"),
     (["--where", "x > 0"], "t.parquet", "needs --engine spark"),
     (["--columns", "x,g", "--group-by", "g", "--groups", "a"], "t.parquet", "also listed"),

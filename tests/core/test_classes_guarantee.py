@@ -167,6 +167,15 @@ def test_classes_and_a_positive_label_are_not_both_given():
         FitRequest(epsilon=1, delta=0, classes=("a", "b"), positive_label=LabelText("1"))
 
 
+@pytest.mark.parametrize("classes", [("a", ""), ("a", " "), (LabelText("a"), LabelText(""))])
+def test_an_empty_class_is_refused_as_an_empty_group_is(classes):
+    """'a,,b' was skipped on the command line but read as a class from a list: an empty
+    or blank text class is refused everywhere (s39-edges, as --groups a,,b)."""
+    with pytest.raises(ParameterError, match="empty class"):
+        FitRequest(epsilon=1, delta=0, classes=classes)
+    assert FitRequest(epsilon=1, delta=0, classes=(0, 1)).classes == (0, 1)
+
+
 def test_for_class_drops_the_list():
     req = FitRequest(epsilon=1, delta=0, classes=(1, 2))
     one = req.for_class(2)

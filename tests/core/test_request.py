@@ -84,6 +84,13 @@ def test_source_checks_the_names():
         Source("t.parquet", ["a", "y"], "y")
     with pytest.raises(ParameterError, match="at least one feature"):
         Source("t.parquet", [], "y")
+    # an empty name (a config's [x, '']; the command line drops empty entries) is
+    # refused with the settings, before an engine starts (s39-edges: the bounds job
+    # started Spark, then refused the column)
+    for bad in (dict(columns=["a", ""]), dict(columns=["a", " "], label="y"),
+                dict(columns=["a"], label="")):
+        with pytest.raises(ParameterError, match="empty name"):
+            Source("t.parquet", **bad)  # type: ignore[arg-type]
 
 
 def test_source_checks_a_delta_snapshot_before_any_engine_starts(tmp_path, capsys):

@@ -159,6 +159,17 @@ def test_job_positive_label_and_schema_refusal(spark, tmp_path: Path,
     assert code == EXIT_BAD_INPUT and len(err) == 1, err
     assert "holds strings, but the positive label" in err[0]
     assert not (tmp_path / "bad" / "result.json").exists()
+    # a fraction on an integer label column matches no row: refused from the schema
+    # (s39-edges c), not an empty rectangle for the budget
+    pq.write_table(pa.table({"f0": X[:, 0], "f1": X[:, 1],
+                             "label": pa.array(inside.astype(np.int32))}),
+                   tmp_path / "i.parquet")
+    code = fit_rectangle.main(_job_args(tmp_path / "i.parquet", tmp_path / "frac",
+                                        "--set", "positive_label=1.5"), spark)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == EXIT_BAD_INPUT and len(err) == 1, err
+    assert "holds integers: the positive label" in err[0]
+    assert not (tmp_path / "frac" / "result.json").exists()
 
 
 # -- the job: outputs checked first, the run id printed --------------------------------------

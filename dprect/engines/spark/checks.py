@@ -123,7 +123,8 @@ class TableChecks:
                 raise InputDataError(
                     f"column {c!r} must be numeric, but its type is {types[c].simpleString()}")
         kind = label_kind(types[label], label)
-        self.positive_label = resolve_positive_label(positive_label, kind, label)
+        self.positive_label = resolve_positive_label(
+            positive_label, kind, label, integral=isinstance(types[label], T.IntegralType))
         #: the label column's kind (:func:`label_kind`), for a reader of the files
         self.label_kind = kind
         self.df = df
