@@ -154,6 +154,14 @@ def demo_outputs() -> str:
     return "DEMO_OUTPUTS := " + " ".join(paths)
 
 
+def statistics_text() -> str:
+    """The statistics a run may ask for, mechanism by mechanism, as ``--help`` gives them
+    (:func:`dprect.app.options.statistics_choices`), in backticks."""
+    from dprect.app.options import statistics_choices
+
+    return statistics_choices().replace("'", "`")
+
+
 #: every generated list, by its marker's name
 RENDER: dict[str, Callable[[], str]] = {
     "keys-aggregate": lambda: keys_text("aggregate"),
@@ -162,6 +170,7 @@ RENDER: dict[str, Callable[[], str]] = {
     "fit-budget-keys": lambda: request_keys("FitRequest"),
     "table-columns": table_columns_text,
     "columns-bounds": lambda: shape_columns("bounds"),
+    "statistics": statistics_text,
     "demo-outputs": demo_outputs,
 }
 
@@ -187,10 +196,18 @@ def fit_outputs() -> dict[str, Any]:
     return {o.name: o.default for o in FIT_OUTPUTS}
 
 
-#: every checked list: the options it must mention, with their defaults
+def statistics() -> dict[str, Any]:
+    """The registry's statistics (:data:`dprect.core.statistic.STATISTICS`), no defaults."""
+    from dprect.core.statistic import STATISTICS
+
+    return dict.fromkeys(STATISTICS)
+
+
+#: every checked list: the options (or statistics) it must mention, with their defaults
 NAMES: dict[str, Callable[[], dict[str, Any]]] = {
     "fit-api-options": fit_api_options,
     "fit-outputs": fit_outputs,
+    "statistics-named": statistics,
 }
 
 
