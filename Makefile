@@ -75,8 +75,8 @@ test-core: $(STAMP)
 
 # make demo: the Spark jobs through spark-submit on local Spark (conf/local.yaml, and
 # conf/private_bounds.yaml, conf/describe.yaml and conf/aggregate.yaml for the grouped
-# aggregates); outputs under demo-output/ (result.json, results/ Delta table,
-# rectangle.png, evaluation.json, bounds.json, bounds.csv, describe.*, aggregate.*).
+# aggregates); its outputs are DEMO_OUTPUTS below (generated from the configs the recipe
+# passes: python tests/doc_lists.py; tests/test_doc_lists.py checks it).
 # with the jars of `make jars` (native Delta: the results table is written by Spark's Delta);
 # expanded when a recipe runs, after setup has fetched them
 # and the JVM bin count's jar of `make bins` (on the driver's class path too: a local master)
@@ -86,6 +86,9 @@ comma         := ,
 SUBMIT_JARS   = $(DELTA_JARS)$(if $(and $(DELTA_JARS),$(BINS_JAR)),$(comma))$(BINS_JAR)
 SPARK_SUBMIT  = SPARK_CONF_DIR=$(abspath conf/spark) $(BIN)/spark-submit --master 'local[2]' --driver-memory 2g $(if $(SUBMIT_JARS),--jars $(SUBMIT_JARS)) $(if $(BINS_JAR),--driver-class-path $(BINS_JAR))
 DEMO_CONF    := conf/local.yaml
+# list:demo-outputs
+DEMO_OUTPUTS := demo-output/data demo-output/result.json demo-output/results demo-output/rectangle.png demo-output/evaluation.json demo-output/bounds.json demo-output/bounds.csv demo-output/describe.json demo-output/describe.csv demo-output/describe.png demo-output/aggregate.json demo-output/aggregate.csv
+# /list:demo-outputs
 .PHONY: bench-spark compose-config
 
 demo: setup
@@ -101,7 +104,7 @@ demo: setup
 	$(SPARK_SUBMIT) jobs/describe.py --config conf/describe.yaml
 	@echo "== dprect demo 6/6: any statistics of one mechanism, here count and mean per label (spark-submit jobs/aggregate.py; bounds and describe are its presets)"
 	$(SPARK_SUBMIT) jobs/aggregate.py --config conf/aggregate.yaml
-	@echo "== done: demo-output/result.json, demo-output/results (Delta), demo-output/rectangle.png, demo-output/bounds.json, demo-output/bounds.csv, demo-output/describe.json, demo-output/describe.csv, demo-output/describe.png, demo-output/aggregate.json, demo-output/aggregate.csv"
+	@echo "== done: $(DEMO_OUTPUTS)"
 
 # Benchmark of the Spark fit against one aggregate scan (10^7 rows x 8 features, cached
 # under benchmarks/output/).

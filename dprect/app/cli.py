@@ -100,6 +100,24 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {one_line(message)} (see "
                               f"{self.prog} --help)\n")
 
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """argparse's, but an unrecognized argument is the error of the (sub)command it
+        was given to (``dprect fit: error: unrecognized arguments: ... (see dprect fit
+        --help)``), whose help lists what it takes."""
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:
+            self._chosen(parsed).error(f"unrecognized arguments: {' '.join(extra)}")
+        return parsed
+
+    def _chosen(self, parsed: argparse.Namespace) -> _Parser:
+        """The innermost subcommand's parser that ``parsed`` went through."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                sub = action.choices.get(getattr(parsed, action.dest, None) or "")
+                if isinstance(sub, _Parser):
+                    return sub._chosen(parsed)
+        return self
+
 
 def _float(text: str) -> float:
     try:
@@ -183,7 +201,7 @@ def add_run_arguments(p: Any, options: Sequence[RunOption], spark: Any = None) -
                 o.group, p.add_argument_group(GROUPS[o.group]))
         else:
             target = p
-        kwargs: dict[str, Any] = {"dest": o.name, "default": o.default, "help": o.help}
+        kwargs: dict[str, Any] = {"dest": o.name, "default": o.default, "help": o.cli_help}
         if o.kind == "flag":
             kwargs["action"] = "store_true"
         elif o.choices:

@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -54,7 +55,7 @@ from dprect.app.failures import (
     report_error,
 )
 from dprect.app.options import GROUP_OPTIONS, OLD_KEYS, RUN_OPTIONS, RunOption
-from dprect.app.products import COMMANDS
+from dprect.app.products import COMMANDS, PRODUCTS
 from dprect.app.session_options import SESSION_OPTIONS
 from dprect.core.errors import ParameterError
 from dprect.core.labels import LabelText
@@ -251,11 +252,31 @@ def _check_kind(name: str, value: Any, opt: Option) -> Any:
 
 
 # -- command line -------------------------------------------------------------------------
+#: a flag spelled otherwise than ``--name-with-dashes`` → its config key
+_SPELLED = {o.spelled: o.name for p in PRODUCTS.values() for o in (*RUN_OPTIONS, *p.options)}
+_FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
+
+
+def job_text(text: str, section: str, schema: Schema) -> str:
+    """A help line in a job's words: each flag the options' help names (``--epsilon``,
+    ``--select-groups``) becomes the job's config key (``describe.epsilon``,
+    ``describe.select_groups``) when the section has that key; others stay as they are
+    (a test checks no flag is left in a job's help)."""
+
+    def key(match: re.Match[str]) -> str:
+        name = _SPELLED.get(match[0], match[0][2:].replace("-", "_"))
+        return f"{section}.{name}" if name in schema else match[0]
+
+    return _FLAG.sub(key, text)
+
+
 def build_parser(prog: str, description: str, section: str, schema: Schema
                  ) -> argparse.ArgumentParser:
     """The job's argument parser: ``--config``, repeatable ``--set``, and a help text
-    listing every key of the job's section and of ``spark`` with its default."""
-    lines = [f"{section}.{k} (default {o.default!r}): {o.help}" for k, o in schema.items()]
+    listing every key of the job's section (its help in the job's words,
+    :func:`job_text`) and of ``spark`` with its default."""
+    lines = [f"{section}.{k} (default {o.default!r}): {job_text(o.help, section, schema)}"
+             for k, o in schema.items()]
     lines += [f"spark.{k} (default {o.default!r}): {o.help}" for k, o in SPARK_OPTIONS.items()]
     epilog = ("configuration keys (set them in the YAML file or with --set KEY=VALUE; a key "
               f"without a section prefix means {section}.KEY):\n  " + "\n  ".join(lines)
@@ -372,7 +393,8 @@ def run_options(required: Sequence[str] = (),
     for o in options:
         if o.cli_only:
             continue
-        text = o.help + (" (required)" if o.name in required else "")
+        text = o.help + (f" ({o.old_key}: its old spelling)" if o.old_key else "") \
+            + (" (required)" if o.name in required else "")
         if o.choices:
             text += f" (one of {', '.join(o.choices)})"
         text += {"spec": "; in a config also a mapping column -> spec",
@@ -492,6 +514,7 @@ __all__ = [
     "exit_now",
     "job_main",
     "job_reporter",
+    "job_text",
     "load_config",
     "quiet_library_logs",
     "report_error",

@@ -37,7 +37,11 @@ class RunOption:
     given: its default is always False). ``group`` names the command line's argument
     group (:data:`GROUPS`); ``required`` is the command line's (a job checks its own
     required keys); ``aliases`` are older spellings of the flag, still accepted, as
-    ``old_key`` is of the config key."""
+    ``old_key`` is of the config key. ``help`` is shared by the flag and the config key,
+    so it names other options by their flags only where a job can translate them
+    (``--x-y`` is the job's ``section.x_y``: :func:`dprect.app.jobs_support.build_parser`);
+    a phrase about a command-line-only flag (``--engine``, ``--plan-only``) goes in
+    ``cli_note``, which the command line appends (:attr:`cli_help`) and a job does not."""
 
     name: str
     kind: str
@@ -52,6 +56,7 @@ class RunOption:
     group: str | None = None
     aliases: tuple[str, ...] = ()
     old_key: str | None = None
+    cli_note: str = ""
 
     def __post_init__(self) -> None:
         # a switch is off unless it is given: its default is False, not None, on the
@@ -66,15 +71,22 @@ class RunOption:
         """The command-line flag."""
         return self.flag or "--" + self.name.replace("_", "-")
 
+    @property
+    def cli_help(self) -> str:
+        """The flag's help: :attr:`help`, then the command line's own note and the
+        flag's old spellings (a job's config key gets neither)."""
+        old = f"({', '.join(self.aliases)}: its old spelling)" if self.aliases else ""
+        return " ".join(t for t in (self.help, self.cli_note, old) if t)
+
 
 FORMATS = ("parquet", "csv", "delta")
 
 #: the table a run reads
 SOURCE_OPTIONS = (
     RunOption("input", "str", "the table: a Parquet file or folder, a CSV file, or a Delta "
-              "table (--engine spark)", required=True),
-    RunOption("format", "choice", "input format (default: from the path; delta needs "
-              "--engine spark)", choices=FORMATS),
+              "table", required=True, cli_note="(--engine spark)"),
+    RunOption("format", "choice", "input format (default: from the path)", choices=FORMATS,
+              cli_note="(delta needs --engine spark)"),
     RunOption("where", "str", "Spark SQL row filter on the input, e.g. "
               "\"day >= '2024-01-01'\"", spark_only=True),
     RunOption("version", "int", "read this version of a Delta table (time travel)",
@@ -169,7 +181,7 @@ FIT_SPARK_OPTIONS = (
               "--driver-budget-mb, else pass), collect (one job, the positives' values to "
               "the driver), pass (vectorised passes gather every order's list; driver "
               "memory within the budget), prefetch (one filtered scan) or rounds (a job a "
-              "round); the rectangle is the same (--plan: its old spelling)",
+              "round); the rectangle is the same",
               choices=SPARK_STRATEGIES, aliases=("--plan",), old_key="spark_plan",
               spark_only=True),
     RunOption("driver_budget_mb", "float", "driver memory budget (MiB): auto collects when "
@@ -207,8 +219,9 @@ BOUNDS_GRID = RunOption(
     "bounds needed): 'floatbins:BITS', 'LOWER:UPPER:SIZE', 'int:LOWER:UPPER', or "
     "'name=SPEC,name=SPEC,...'")
 GROUP_OPTIONS = (
-    RunOption("group_by", "str", "one set of bounds per listed value of this column; rows "
-              "with another value (or a null) are dropped and never reported",
+    RunOption("group_by", "str", "the group column: the statistics are released per listed "
+              "value of it (or per key kept by --select-groups); rows with another value "
+              "(or a null) are dropped and never reported",
               metavar="COL", group="groups"),
     RunOption("groups", "values", "the public group values, comma-separated (read against "
               "the column's type)", metavar="V1,V2,...", group="groups"),
@@ -220,8 +233,8 @@ BOUNDS_OUTPUTS = (
     RunOption("rows", "count", "your public estimate of the number of rows (never read "
               "from the data): the plan adds the share of values it expects outside the "
               "bounds at N", metavar="N"),
-    RunOption("output", "str", "where to write the result JSON (required unless "
-              "--plan-only)"),
+    RunOption("output", "str", "where to write the result JSON",
+              cli_note="(required unless --plan-only)"),
     RunOption("table", "str", "also write one row per (group, column) — group, column, "
               "lower, upper, rank_error — as CSV (a path ending in .csv), one Parquet "
               "file (.parquet) or a Delta table (a folder)", metavar="PATH"),

@@ -70,7 +70,7 @@ def test_the_run_options_come_from_one_table(product: str) -> None:
     shared = run_options()
     for o in RUN_OPTIONS:
         action = actions[o.name]
-        assert o.spelled in action.option_strings and action.help == o.help
+        assert o.spelled in action.option_strings and action.help == o.cli_help
         assert action.default == o.default and bool(action.required) == o.required
         if not o.cli_only:
             assert job[o.name].default == shared[o.name].default
@@ -83,7 +83,7 @@ def test_a_products_own_options_come_from_its_table(product: str) -> None:
     generated = run_options(options=OWN[product])
     for o in OWN[product]:
         action = actions[o.name]
-        assert o.spelled in action.option_strings and action.help == o.help
+        assert o.spelled in action.option_strings and action.help == o.cli_help
         assert action.default == o.default and bool(action.required) == o.required
         assert tuple(action.choices or ()) == (o.choices or ())
         assert job[o.name].default == generated[o.name].default
@@ -151,3 +151,49 @@ def test_a_switch_is_off_unless_given() -> None:
     assert RunOption("x", "flag", "a switch").default is False
     with pytest.raises(ValueError, match="off by default"):
         RunOption("x", "flag", "a switch", default=True)
+
+
+@pytest.mark.parametrize("product", sorted(PRODUCTS))
+def test_a_jobs_help_names_its_keys_not_the_command_lines_flags(product: str) -> None:
+    """A job's ``--help`` lists its config keys in its own words: an option's help that
+    names another option by its flag (``--select-groups``) names the job's key
+    (``describe.select_groups``), and a phrase about a command-line-only flag
+    (``--plan-only``, ``--engine``) is the command line's alone — no ``(required unless
+    --plan-only) (required)`` in a job, which has no ``--plan-only``."""
+    from dprect.app.jobs_support import build_parser as job_parser
+
+    module = importlib.import_module(JOBS[product])
+    section, job = module.SECTION, module.OPTIONS
+    epilog = job_parser(module.PROG, "", section, job).epilog or ""
+    lines = [line for line in epilog.splitlines() if line.startswith(f"  {section}.")]
+    assert len(lines) == len(job)
+    for line in lines:
+        assert not re.findall(r"(?<![\w-])--[a-z][\w-]*", line), line
+        for key in re.findall(rf"\b{section}\.(\w+)", line):
+            assert key in job, (line, key)
+    # the command line keeps its notes, the flags' own words
+    actions = _actions(product)
+    assert ("(required unless --plan-only)" in (actions["output"].help or "")) == (
+        "plan_only" in actions)
+    assert "--engine spark" in (actions["input"].help or "")
+
+
+_TABLE = ["--input", "t.csv", "--columns", "a", "--epsilon", "1", "--output", "o.json"]
+
+
+@pytest.mark.parametrize("argv", [
+    ["fit", "--input", "t.csv", "--features", "a", "--label", "y", "--epsilon", "1",
+     "--delta", "0", "--output", "o.json", "--bogus"],
+    ["aggregate", *_TABLE, "--statistics", "mean", "--bogus", "1"],
+    ["budget", "show", "d", "--ledger", "l", "--bogus"]])
+def test_an_unrecognized_argument_points_at_its_commands_help(argv: list[str],
+                                                              capsys) -> None:
+    """``unrecognized arguments`` is the error of the subcommand it was given to, and
+    points at that subcommand's help (which lists what it takes), exit 2."""
+    command = "dprect " + " ".join(argv[:2] if argv[0] == "budget" else argv[:1])
+    with pytest.raises(SystemExit) as stop:
+        build_parser().parse_args(argv)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"{command}: error: unrecognized arguments: --bogus")
+    assert err.endswith(f"(see {command} --help)")
