@@ -40,7 +40,10 @@ packing of git ``REF``'s ``aggregate_record`` too (``pack_base``, from s37-pack)
 same blocks, the two alternated block by block (which goes first too), and their bytes
 checked equal; each packing runs once untimed on the first block first (a worker's
 first packing sets Arrow's cast up, ~0.2 CPU-s once a process). ``--profile N`` profiles
-the steps of ``--profile-phase`` (all by default). Nothing is asserted; quote the load
+the steps of ``--profile-phase`` (all by default); cProfile's timers inflate the Python
+parts 1.5–3× against the compiled ones, so ``--parts`` times the phases' steps apart
+unprofiled instead (:data:`PARTS`, from s39-decode: each function's CPU-s by
+``time.process_time`` around its calls, inclusive). Nothing is asserted; quote the load
 with the figures.
 """
 
@@ -68,6 +71,25 @@ from aggregate_pass_profile import block_batch, merged_blobs, run_settings, seed
 from spark_bench import OUTPUT, draws_options, end_report, ensure_data
 
 DIGEST_RUNS = ["bounds,count,sum,mean", "count,mean,variance", "count", "bounds,sum"]
+
+#: ``--parts``: the phases' steps timed apart, unprofiled — (label, module, name), each
+#: function where its caller looks it up (a name the module imported, a class's method,
+#: or a module's attribute read at call time); times are inclusive (``describe_block``
+#: holds the ``count noises``, ``finish_columns`` the five after it), the decode is the
+#: phases' own (one a phase). A name a tree lacks is left out
+PARTS = [
+    ("decode", "dprect.engines.spark.executor_draws", "Blocks.column_bins"),
+    ("describe_block", "dprect.engines.spark.executor_draws", "describe_block"),
+    ("count noises", "dprect.core.aggregates", "block_noises"),
+    ("small_pools", "dprect.engines.spark.executor_draws", "small_pools"),
+    ("pooled_block", "dprect.engines.spark.executor_draws", "pooled_block"),
+    ("finish_columns", "dprect.engines.spark.executor_draws", "finish_columns"),
+    ("cell draws", "dprect.core.column_release", "draw_cell_arrays"),
+    ("column statistics", "dprect.core.column_release", "column_statistics"),
+    ("tails", "dprect.core.column_release", "joined_tails_of"),
+    ("release rows", "dprect.core.column_release", "release_rows_of"),
+    ("release", "dprect.core.release_jit", "release_cells"),
+]
 
 
 def prepared(rows: int, columns: int, groups: int, statistics: str, epsilon: float,
@@ -209,6 +231,32 @@ def pa_names(names: list[str]) -> Any:
     return pa.array([pickle.dumps(list(names))], pa.binary())
 
 
+def timed_parts(spent: dict[str, dict[str, float]], step: list[str]) -> None:
+    """Each of :data:`PARTS` wrapped (for the rest of the process) to add its CPU time
+    (``time.process_time``) to ``spent[step[0]][label]``: the step running when it is
+    called (``step[0]``, set by the caller)."""
+    import importlib
+
+    def wrapped(fn: Any, label: str) -> Any:
+        def part(*args: Any, **kwargs: Any) -> Any:
+            t = time.process_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                got = spent.setdefault(step[0], {})
+                got[label] = got.get(label, 0.0) + time.process_time() - t
+        return part
+
+    for label, module, name in PARTS:
+        owner: Any = importlib.import_module(module)
+        *path, attr = name.split(".")
+        for p in path:
+            owner = getattr(owner, p)
+        fn = getattr(owner, attr, None)
+        if fn is not None:
+            setattr(owner, attr, wrapped(fn, label))
+
+
 def ed_module() -> Any:
     from dprect.engines.spark import executor_draws as ed
 
@@ -286,8 +334,13 @@ def timed(args: argparse.Namespace) -> int:
     ran: set[str] = set()  # the steps profiled that ran (none: no stats to print)
     profiled = {"all": {"decode", "phase1", "phase2", "driver", "pack"}}.get(
         args.profile_phase, {args.profile_phase})
+    parts: dict[str, dict[str, float]] = {}
+    running = [""]  # the step running, for --parts
+    if args.parts:
+        timed_parts(parts, running)
 
     def step(name: str, body: Any, *args: Any) -> Any:
+        running[0] = name
         on = prof is not None and name in profiled
         if on:
             ran.add(name)
@@ -335,11 +388,15 @@ def timed(args: argparse.Namespace) -> int:
         del per["pack"]
     if not args.pack_base:
         del per["pack_base"]
-    report = {"groups": args.groups, "columns": args.columns,
-              "rows_per_group": args.rows_per_group, "statistics": args.statistics,
-              "blocks": n_blocks, "blocks_timed": len(chosen), "cells_timed": cells,
-              "warm_up_cpu_s": round(whole, 2), "anchors": repr(anchors),
-              "us_cpu_a_cell": per, "load": load, "label": args.label}
+    report: dict[str, Any] = {
+        "groups": args.groups, "columns": args.columns, "rows_per_group": args.rows_per_group,
+        "statistics": args.statistics, "blocks": n_blocks, "blocks_timed": len(chosen),
+        "cells_timed": cells, "warm_up_cpu_s": round(whole, 2), "anchors": repr(anchors),
+        "us_cpu_a_cell": per, "load": load, "label": args.label}
+    if args.parts:  # the phases' steps (PARTS), µs of CPU a cell; the rest unnamed
+        report["us_cpu_a_cell_parts"] = {
+            k: {label: round(v / cells * 1e6, 3) for label, v in got.items()}
+            for k, got in parts.items() if k in ("phase1", "phase2")}
     return end_report(report, args, lambda: prof if ran else None)
 
 
@@ -361,6 +418,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pack-base", default="",
                     help="a git ref: its aggregate_record's packing timed too, alternated "
                          "with this tree's on the same blocks (``pack_base``)")
+    ap.add_argument("--parts", action="store_true",
+                    help="time the phases' steps apart too (PARTS: µs of CPU a cell, "
+                         "unprofiled, inclusive)")
     ap.add_argument("--profile-phase", default="all",
                     choices=["all", "decode", "phase1", "phase2", "driver", "pack"],
                     help="the step(s) profiled with --profile")

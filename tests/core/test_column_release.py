@@ -189,13 +189,16 @@ def test_cells_the_compiled_release_leaves_to_python_are_released_alike(
 def test_a_blocks_pooled_rows_are_the_clipped_counts_of_its_pooled_cells() -> None:
     """small_pools' rows per column: Σ max(ñ, 0) over the column's cells of the anchored
     split — on arrays, and cell by cell where a count is missing (a bounds-alone plan) or
-    past int64."""
+    past int64; exact where the counts fit int64 but a column's sum would not."""
     from dprect.core.aggregates import BlockDraws, _pooled_rows
 
     empty = (np.zeros(0, dtype=np.int64),) * 2
     tiers = [[4, 0], [4, 4], [1, 4], [4, 4]]
+    big = (1 << 63) // 3 + 1  # three of them pass int64 (column 1's pooled cells)
     for counts, want in (([[5, 9], [-3, 2], [7, 1 << 70], [2, 8]], {0: 7, 1: 10 + (1 << 70)}),
                          ([[5, 9], [-3, 2], [7, 11], [2, 8]], {0: 7, 1: 21}),
+                         ([[big, big], [-3, big], [big, big], [1, big]],
+                          {0: big + 1, 1: 3 * big}),
                          ([[None, None]] * 4, {0: 0, 1: 0})):
         draws = BlockDraws([[None, None]] * 4, tiers, [[None, None]] * 4, counts,
                            [None] * 4, [[None, None]] * 4, {0: empty, 1: empty})

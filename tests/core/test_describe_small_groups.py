@@ -242,6 +242,27 @@ def test_the_anchor_is_the_median_of_the_large_groups_released_means():
     assert aggregates.small_centre(0.1, -7.0) == -7.0
 
 
+def test_a_block_without_centres_adds_nothing_and_one_with_any_centre_counts():
+    """anchor_pools passes over a block whose every centre is None (a block of tiny
+    groups) — the same pools as with it — and walks every block with a centre, however
+    few and whatever its value: 0.0, -0.0 and NaN (false or unequal to themselves) and a
+    centre in the last column of the last group."""
+    nan = float("nan")
+    empty = BlockDraws(cells=[[None, None]] * 3, tiers=[[4, 4]] * 3,
+                       centres=[[None, None]] * 3, counts=[[1, 1]] * 3,
+                       resume=[None] * 3, means=[[None, None]] * 3)
+    for centres, want in (([[0.0, None], [None, None]], [([0.0], [0.0]), ([], [])]),
+                          ([[None, None], [None, -0.0]], [([], []), ([-0.0], [-0.0])]),
+                          ([[None, None], [nan, None]], [([], [nan]), ([], [])])):
+        d = BlockDraws(cells=[[None, None]] * 2, tiers=[[0, 1], [1, 0]],
+                       centres=centres, counts=[[9, 9]] * 2, resume=[None] * 2,
+                       means=[[None, None]] * 2)
+        for blocks in ([d], [empty, d], [d, empty, empty]):
+            got = aggregates.anchor_pools(blocks, 2)
+            assert repr(got) == repr(want)  # NaN and -0.0 told apart by their text
+    assert aggregates.anchor_pools([empty], 2) == [([], []), ([], [])]
+
+
 def test_the_pools_sum_the_anchored_cells_bins_and_released_counts():
     """The pooled split's pool is the bin-wise sum of the anchored split's cells'
     histograms (no other cell's) and its rows the sum of their released counts (negative
