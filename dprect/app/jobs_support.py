@@ -53,7 +53,13 @@ from dprect.app.failures import (
     describe_failure,
     report_error,
 )
-from dprect.app.options import GROUP_OPTIONS, OLD_KEYS, RUN_OPTIONS, RunOption
+from dprect.app.options import (
+    GROUP_OPTIONS,
+    OLD_KEYS,
+    RUN_OPTIONS,
+    RunOption,
+    comma_entries,
+)
 from dprect.app.products import COMMANDS, PRODUCTS
 from dprect.app.session_options import SESSION_OPTIONS
 from dprect.core.errors import ParameterError
@@ -241,7 +247,7 @@ def _check_kind(name: str, value: Any, opt: Option) -> Any:
         return value
     if kind == "str_list":
         if isinstance(value, str):
-            value = [v.strip() for v in value.split(",") if v.strip()]
+            value = comma_entries(value, "name", f"{name}: ")
         if not isinstance(value, list) or not value or not all(
                 isinstance(v, str | int) and not isinstance(v, bool) for v in value):
             raise ConfigError(f"{name} must be a non-empty list of names, got {value!r}")
