@@ -6,13 +6,15 @@ A thin adapter: the ``aggregate`` section becomes the settings of the one groupe
 flow (:func:`dprect.app.aggregate_flow.run_aggregate_flow`), run on the Spark engine
 (:class:`dprect.engines.spark.grouped_route.SparkGroupedRoute`), as ``dprect aggregate
 --engine spark`` does. ``aggregate.statistics`` names any statistics of the registry
-(:data:`dprect.core.statistic.STATISTICS`): ``coverage`` (private clamping bounds; with
-``coverage``, ``grid``, ``rows``), any of ``bounds``, ``count``, ``sum``, ``mean``,
-``variance``, ``std`` (with ``query_epsilon`` and ``plot``), any quantiles (with
-``plot``) — or statistics
-of several mechanisms (e.g. ``[mean, median, p90]``) in one charge and one pass, each on
-its declared share of ``epsilon`` (pure; no ``delta``, no ``plot``; the query's and
-``coverage`` collide and are not mixed: docs/privacy.md §11b). The record is the
+(:data:`dprect.core.statistic.STATISTICS`; this list is checked against it by
+tests/doc_lists.py): <!-- names:statistics-job -->``coverage`` (private clamping bounds;
+with ``coverage``, ``grid``, ``rows``), any of ``bounds``, ``count``, ``sum``, ``mean``,
+``variance``, ``std`` (with ``query_epsilon`` and ``plot``), any quantiles ``p1``,
+``p5``, ``p10``, ``p25``, ``median``, ``p75``, ``p90``, ``p95``, ``p99`` (with
+``plot``)<!-- /names:statistics-job --> — or statistics of several mechanisms (e.g.
+``[mean, median, p90]``) in one charge and one pass, each on its declared share of
+``epsilon`` (pure; no ``delta``, no ``plot``; the query's and ``coverage`` collide and are
+not mixed: docs/privacy.md §11b). The record is the
 mechanism's, or a mixed run's (method ``describe+quantiles``, the parts under ``parts``).
 It reads ``aggregate.input`` (Parquet, CSV or Delta) and writes ``aggregate.output`` (the
 result JSON: the mechanism's record), and when asked ``aggregate.table`` (one row per

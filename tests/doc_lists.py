@@ -2,8 +2,9 @@
 registry or checked against it (the charter: "lists of products, options and sinks are
 generated from one registry"; "docs that match the code").
 
-A list in README.md, docs/operations.md or the Makefile sits between two markers (an HTML
-comment in Markdown, a ``#`` comment in the Makefile), of one of two kinds:
+A list in README.md, docs/operations.md, the Makefile, jobs/aggregate.py's docstring or
+conf/aggregate.yaml's comments sits between two markers (an HTML comment in Markdown and
+the docstring, a ``#`` comment in the Makefile and the config), of one of two kinds:
 
 * ``list:NAME`` — generated: the text between the markers is :data:`RENDER` [NAME]'s,
   rendered from the requests (:mod:`dprect.core.request`), the run options
@@ -31,8 +32,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-#: the files whose lists are generated or checked
-FILES = ("README.md", "docs/operations.md", "Makefile")
+#: the files whose lists are generated or checked (a job's docstring and its config's
+#: comments keep checked ones)
+FILES = ("README.md", "docs/operations.md", "Makefile", "jobs/aggregate.py",
+         "conf/aggregate.yaml")
 #: a block: ``<!-- list:NAME -->`` … ``<!-- /list:NAME -->`` (or ``# list:NAME`` lines)
 BLOCK = re.compile(r"(?:<!-- |# )(list|names):([\w-]+)(?: -->)?(.*?)"
                    r"(?:<!-- |# )/\1:\2(?: -->)?", re.S)
@@ -208,6 +211,8 @@ NAMES: dict[str, Callable[[], dict[str, Any]]] = {
     "fit-api-options": fit_api_options,
     "fit-outputs": fit_outputs,
     "statistics-named": statistics,
+    "statistics-job": statistics,
+    "statistics-conf": statistics,
 }
 
 

@@ -4,8 +4,12 @@ An exception caught by dprect can carry a row, a cell or a file's bytes in its t
 (pyarrow, Spark, deltalake, pandas). So no ``except ... as exc`` block may put the
 exception's text in anything — ``str(exc)``, ``repr(exc)``, ``f"{exc}"``, ``exc.args`` —
 except where this list vouches that the text holds no data (the exceptions are dprect's
-own, or come from a config file, a pipe or a parameter). A reader maps its failures with
-:mod:`dprect.engines.input_errors` instead; a new reader that forgets fails here.
+own, or a builtin one raised on a path or a parameter). A library's exception class
+(``yaml.YAMLError``, ``PySparkException``: their text quotes a file's lines or a plan's
+values) can never be vouched for: the message is built from the path, format, schema and
+options only (the charter), e.g. a parser's line and column as integers. A reader maps its
+failures with :mod:`dprect.engines.input_errors` instead; a new reader that forgets fails
+here.
 """
 
 from __future__ import annotations
@@ -22,8 +26,7 @@ VOUCHED = {
     ("app/cli.py", "_main"): "DprectError (dprect's own text) and OSError (errno and path)",
     ("app/api.py", "positive_mask"): "ParameterError: dprect's own text (label, column type)",
     ("app/classifier.py", "_read"): "InputDataError: dprect's own text (X's shape)",
-    ("app/jobs_support.py", "load_config"): "a YAML error quotes the config file, a setting",
-    ("engines/spark/cli.py", "cli_session"): "Spark failing to start: its configuration",
+    ("engines/spark/cli.py", "cli_session"): "ValueError: the master or remote URL given",
     ("core/domains.py", "parse_domain"): "a grid given on the command line, a parameter",
     ("release/ledger/writes.py", "init"): "creating an empty ledger: no row of any input",
     ("release/ledger/log.py", "_load"): "DamageError: dprect's own text",
@@ -56,20 +59,81 @@ def _uses_text(node: ast.AST, name: str) -> bool:
     return False
 
 
-def offenders() -> set[tuple[str, str]]:
-    found = set()
+def _imports(tree: ast.AST) -> dict[str, str]:
+    """Each name a module binds by an import (anywhere in it) -> the module it comes from."""
+    bound: dict[str, str] = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            for a in n.names:
+                bound.setdefault(a.asname or a.name.split(".")[0], a.name)
+        elif isinstance(n, ast.ImportFrom) and n.module and not n.level:
+            for a in n.names:
+                bound.setdefault(a.asname or a.name, n.module)
+    return bound
+
+
+def _library_types(handler: ast.ExceptHandler, bound: dict[str, str]) -> list[str]:
+    """The exception classes ``handler`` catches that belong to a library (not dprect, not
+    a builtin): a name imported from outside dprect, or an attribute of a module reached
+    by a name or a call (``yaml.YAMLError``, ``_yaml().YAMLError``)."""
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    found = []
+    for t in types:
+        root = t
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if isinstance(root, ast.Call) and root is not t:
+            found.append(ast.unparse(t))  # a module handed out by a function
+        elif isinstance(root, ast.Name) and root.id in bound \
+                and not bound[root.id].startswith("dprect"):
+            found.append(ast.unparse(t))
+    return found
+
+
+def _handlers() -> list[tuple[str, str, ast.ExceptHandler, dict[str, str]]]:
+    """(module, function, handler, the module's imports) for each handler that puts the
+    caught exception's text somewhere."""
+    found = []
     paths = [(p, p.relative_to(ROOT).as_posix()) for p in sorted(ROOT.rglob("*.py"))]
     paths += [(p, p.relative_to(ROOT.parent).as_posix()) for p in sorted(JOBS.rglob("*.py"))]
     for path, module in paths:
         tree = ast.parse(path.read_text())
+        bound = _imports(tree)
         for func in ast.walk(tree):
             if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
             for handler in ast.walk(func):
                 if isinstance(handler, ast.ExceptHandler) and handler.name \
                         and any(_uses_text(s, handler.name) for s in handler.body):
-                    found.add((module, func.name))
+                    found.append((module, func.name, handler, bound))
     return found
+
+
+def offenders() -> set[tuple[str, str]]:
+    return {(module, func) for module, func, _, _ in _handlers()}
+
+
+def test_no_library_exception_text_even_where_vouched() -> None:
+    """A library's exception class is never vouched for: its text is the library's (a YAML
+    parser quotes the config's lines, Spark a plan's values)."""
+    assert [(m, f, _library_types(h, b)) for m, f, h, b in _handlers()
+            if _library_types(h, b)] == []
+
+
+def test_the_library_check_sees_a_library_class() -> None:
+    """The check above can fail: the handlers main had (a YAML error, a Spark one)."""
+    tree = ast.parse("import yaml\nfrom pyspark.errors import PySparkException\n"
+                     "from dprect.core.errors import DprectError\n"
+                     "def f():\n    try:\n        pass\n"
+                     "    except _yaml().YAMLError as exc:\n        raise E(str(exc))\n"
+                     "    except yaml.YAMLError as exc:\n        raise E(str(exc))\n"
+                     "    except (PySparkException, ValueError) as exc:\n"
+                     "        raise E(str(exc))\n"
+                     "    except (DprectError, OSError) as exc:\n        raise E(str(exc))\n")
+    bound = _imports(tree)
+    caught = [_library_types(h, bound) for h in ast.walk(tree)
+              if isinstance(h, ast.ExceptHandler)]
+    assert caught == [["_yaml().YAMLError"], ["yaml.YAMLError"], ["PySparkException"], []]
 
 
 def test_no_caught_exception_text_reaches_a_message() -> None:

@@ -50,7 +50,7 @@ from dprect.app.groups import (
     selected_record,
     selection_lines,
 )
-from dprect.app.options import statistics_choices
+from dprect.app.options import comma_entries, statistics_choices
 from dprect.app.products import foreign
 from dprect.app.spine import Reporter, Summary, run_release
 from dprect.app.table_product import GroupedPrepared, GroupedRoute
@@ -108,7 +108,7 @@ NO_STATISTICS = "none"
 def _names(value: str | Sequence[str]) -> list[str]:
     """A list of names, or comma-separated text."""
     if isinstance(value, str):
-        return [t.strip() for t in value.split(",") if t.strip()]
+        return comma_entries(value, "statistic")
     return [str(v).strip() for v in value]
 
 

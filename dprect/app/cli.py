@@ -65,6 +65,7 @@ from dprect.app.options import (
     SELECTION_OPTIONS,
     SOURCE_OPTIONS,
     RunOption,
+    comma_entries,
     spark_only_given,
 )
 from dprect.app.products import COMMANDS
@@ -137,19 +138,19 @@ def _count(text: str) -> int:
         return int(value)
 
 
-def _features(text: str) -> list[str]:
-    names = [t.strip() for t in text.split(",") if t.strip()]
-    if not names:
-        raise argparse.ArgumentTypeError("give at least one feature name")
-    return names
+def _names(text: str) -> list[str]:
+    """``--features``, ``--columns``, ``--statistics``: names (:func:`comma_entries`)."""
+    return comma_entries(text, "name")
 
 
 def _labels(text: str) -> list[LabelText]:
     """``--classes a,b,c``: each class as text, read against the label column's type."""
-    values = [LabelText(t.strip()) for t in text.split(",")]
-    if not any(v.text for v in values):
-        raise argparse.ArgumentTypeError("give at least one class")
-    return values  # an empty entry ('a,,b') is kept: the request refuses it
+    return [LabelText(t) for t in comma_entries(text, "class")]
+
+
+def _values(text: str) -> list[str]:
+    """``--groups a,b``: the group values as text, read against the column's type."""
+    return comma_entries(text, "value")
 
 
 def flag(key: str) -> str:
@@ -174,7 +175,7 @@ def add_request_arguments(p: argparse.ArgumentParser,
             p.add_argument(flag(spec.name), type=_labels, default=None, metavar="A,B,...",
                            help=spec.help)
         elif spec.kind == "names":  # comma-separated feature names
-            p.add_argument(flag(spec.name), type=_features, default=None,
+            p.add_argument(flag(spec.name), type=_names, default=None,
                            metavar="NAME,NAME", help=f"{spec.help} (default none)")
         elif spec.required:
             p.add_argument(flag(spec.name), type=_float, required=True, help=spec.help)
@@ -190,8 +191,8 @@ def add_run_arguments(p: Any, options: Sequence[RunOption], spark: Any = None) -
     """Run options (:mod:`dprect.app.options`) as flags; Spark-only ones go to the
     ``spark`` argument group when one is given, the others to their own group
     (``RunOption.group``, created once per parser) or to ``p``."""
-    types: dict[str, Any] = {"int": int, "float": _float, "str": str, "names": _features,
-                             "count": _count, "spec": str, "values": str}
+    types: dict[str, Any] = {"int": int, "float": _float, "str": str, "names": _names,
+                             "count": _count, "spec": str, "values": _values}
     made: dict[str, Any] = p.__dict__.setdefault("_dprect_groups", {})
     for o in options:
         if o.spark_only and spark is not None:
@@ -248,7 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "your estimate N.")
     dims = pl.add_mutually_exclusive_group(required=True)
     dims.add_argument("--dims", type=int, help="number of features")
-    dims.add_argument("--features", type=_features, help="comma-separated feature names")
+    dims.add_argument("--features", type=_names, help="comma-separated feature names")
     add_request_arguments(pl)
     add_run_arguments(pl, (FIT_GRID,))
     pl.add_argument("--json", action="store_true", help="print the plan as JSON")

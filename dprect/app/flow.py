@@ -33,9 +33,8 @@ from dprect.core.expectation import (
     empty_explanation,
 )
 from dprect.core.group_selection import SelectionPlan
-from dprect.core.labels import label_key
 from dprect.core.planner import Plan, plan
-from dprect.core.request import FitRequest, Source, request_from
+from dprect.core.request import FitRequest, Source, is_default_label, request_from
 from dprect.core.result import FitResult
 from dprect.release.guarded import Charge, LedgerSettings, Outcome
 from dprect.release.row_pass import RowPass
@@ -120,7 +119,7 @@ def fit_selection(values: Mapping[str, Any], name: Callable[[str], str] = str
     if selection is None:
         return None
     given = values.get("positive_label")
-    if given is not None and label_key(given) != label_key(FitRequest.positive_label):
+    if given is not None and not is_default_label(given):  # as beside a class list
         raise ParameterError(f"{name('select_groups')} fits one rectangle per class found: "
                              f"leave out {name('positive_label')}")
     return selection

@@ -51,10 +51,15 @@ from dprect.app.failures import (
     EXIT_OK,
     EXIT_SPARK,
     describe_failure,
-    one_line,
     report_error,
 )
-from dprect.app.options import GROUP_OPTIONS, OLD_KEYS, RUN_OPTIONS, RunOption
+from dprect.app.options import (
+    GROUP_OPTIONS,
+    OLD_KEYS,
+    RUN_OPTIONS,
+    RunOption,
+    comma_entries,
+)
 from dprect.app.products import COMMANDS, PRODUCTS
 from dprect.app.session_options import SESSION_OPTIONS
 from dprect.core.errors import ParameterError
@@ -130,10 +135,10 @@ def load_config(path: str | os.PathLike[str] | None, overrides: Sequence[str] = 
         if not p.is_file():
             raise ConfigError(f"config file {str(path)!r} does not exist")
         try:
-            loaded = _yaml().safe_load(p.read_text())
+            loaded = _yaml().safe_load(p.read_bytes())
         except _yaml().YAMLError as exc:
-            raise ConfigError(f"config file {str(path)!r} is not valid YAML: "
-                              f"{one_line(str(exc))}") from None
+            raise ConfigError(f"config file {str(path)!r} is not valid YAML"
+                              f"{_yaml_where(exc)}") from None
         if loaded is None:
             loaded = {}
         if not isinstance(loaded, dict):
@@ -149,6 +154,18 @@ def load_config(path: str | os.PathLike[str] | None, overrides: Sequence[str] = 
         if value is not None and not isinstance(value, dict):
             raise ConfigError(f"config section {name!r} must be a mapping, got {value!r}")
     return doc
+
+
+def _yaml_where(exc: BaseException) -> str:
+    """Where PyYAML stopped, as ``" (line L, column C)"`` (1-based integers from the
+    error's mark), or ``""``: the message is built from the path and these numbers only,
+    never from the parser's text, which quotes the file's lines (the charter's reading
+    rule; tests/test_no_library_text.py)."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    line, column = getattr(mark, "line", None), getattr(mark, "column", None)
+    if type(line) is not int or type(column) is not int:
+        return ""
+    return f" (line {line + 1}, column {column + 1})"
 
 
 def apply_override(doc: dict[str, Any], item: str, *, section: str) -> None:
@@ -230,7 +247,7 @@ def _check_kind(name: str, value: Any, opt: Option) -> Any:
         return value
     if kind == "str_list":
         if isinstance(value, str):
-            value = [v.strip() for v in value.split(",") if v.strip()]
+            value = comma_entries(value, "name", f"{name}: ")
         if not isinstance(value, list) or not value or not all(
                 isinstance(v, str | int) and not isinstance(v, bool) for v in value):
             raise ConfigError(f"{name} must be a non-empty list of names, got {value!r}")

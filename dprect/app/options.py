@@ -14,10 +14,12 @@ is :mod:`dprect.app.session_options`'.
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 from typing import Any
 
 from dprect.app.heartbeat import EVERY, PROMISE
+from dprect.core.errors import ParameterError
 from dprect.core.expectation import DEFAULT_TARGET_SHARE
 from dprect.core.statistic import STATISTICS
 
@@ -331,8 +333,29 @@ def spark_only_given(values: dict[str, Any],
     return None
 
 
+class EmptyEntryError(ParameterError, argparse.ArgumentTypeError):
+    """An empty entry in a comma-separated list: argparse reports it as the option's
+    one-line error (an :class:`argparse.ArgumentTypeError`), anywhere else it is a
+    :class:`ParameterError` (exit 2)."""
+
+
+def comma_entries(text: str, noun: str, where: str = "") -> list[str]:
+    """The entries of a comma-separated list option (``--features``, ``--columns``,
+    ``--statistics``, ``--classes``, ``--groups``; a job's ``--set columns=x,y``), each
+    stripped. An empty or blank entry (``x,,z``, a comma at an end, no entry at all) is
+    refused, for every list alike: it was skipped silently by some and read as a value by
+    others. The message is ``where`` (a config key; argparse names the option itself)
+    and the list's noun only, never an entry."""
+    entries = [t.strip() for t in text.split(",")]
+    if not all(entries):
+        raise EmptyEntryError(f"{where}an empty {noun} (e.g. 'a,,b', a comma at an end or no "
+                              f"entry): list only non-empty ones, comma-separated")
+    return entries
+
+
 __all__ = ["AGGREGATE_COLUMNS", "AGGREGATE_OPTIONS", "AGGREGATE_OUTPUTS", "BOUNDS_OPTIONS",
            "DEFAULT_BOUNDS_GRID", "DESCRIBE_OPTIONS", "ENGINE_OPTIONS", "FIT_OPTIONS",
            "FORMATS", "GROUPS", "LEDGER_OPTIONS", "OLD_KEYS", "RUN_OPTIONS", "SELECTION_OPTIONS",
            "SOURCE_OPTIONS",
-           "SPARK_STRATEGIES", "RunOption", "spark_only_given", "statistics_choices"]
+           "SPARK_STRATEGIES", "EmptyEntryError", "RunOption", "comma_entries", "spark_only_given",
+           "statistics_choices"]

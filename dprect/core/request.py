@@ -239,10 +239,7 @@ class FitRequest(PlanRequest):
         _set(self, "positive_label", check_label_value(self.positive_label))
         if self.classes is not None:
             _set(self, "classes", tuple(check_classes(self.classes)))
-            default = next(f.default for f in dataclasses.fields(self)
-                           if f.name == "positive_label")
-            if self.positive_label != default or type(self.positive_label) is not type(
-                    default):
+            if not is_default_label(self.positive_label):
                 raise ParameterError("give classes or a positive label, not both (each "
                                      "class is the positive label of its own rectangle)")
 
@@ -250,6 +247,17 @@ class FitRequest(PlanRequest):
         """This request with ``value`` as the positive label and no class list: one
         class's run."""
         return dataclasses.replace(self, classes=None, positive_label=value)
+
+
+def is_default_label(value: object) -> bool:
+    """Whether ``value`` is the positive label's default itself (the int 1): the option
+    left out, which is all a class list or a private selection of classes may come with
+    (each class is the positive label of its own rectangle). A label given as text (the
+    command line's ``--positive-label 1``) or of another type (``1.0``, ``True``) is a
+    label given, and refused beside them alike (FitRequest, app.flow.fit_selection)."""
+    default = next(f.default for f in dataclasses.fields(FitRequest)
+                   if f.name == "positive_label")
+    return value == default and type(value) is type(default)
 
 
 #: the coverage is read as a fraction with a denominator at most this (α's at most twice it)
@@ -548,9 +556,29 @@ def option_specs(kind: type[Any] = FitRequest) -> tuple[OptionSpec, ...]:
     return tuple(specs)
 
 
-__all__ = ["COVERAGE_DENOMINATOR", "Accounting", "BoundsRequest", "BudgetOptions", "Choice",
-           "DescribeRequest",
-           "FitOptions", "FitRequest", "InvalidRows", "MarginLawName", "Method",
-           "Neighbouring", "OptionSpec", "PlanRequest", "Shape", "Source", "check_pure",
-           "check_snapshot",
-           "coverage_alpha", "make_request", "option_specs", "request_from", "utc_timestamp"]
+__all__ = [
+    "COVERAGE_DENOMINATOR",
+    "Accounting",
+    "BoundsRequest",
+    "BudgetOptions",
+    "Choice",
+    "DescribeRequest",
+    "FitOptions",
+    "FitRequest",
+    "InvalidRows",
+    "MarginLawName",
+    "Method",
+    "Neighbouring",
+    "OptionSpec",
+    "PlanRequest",
+    "Shape",
+    "Source",
+    "check_pure",
+    "check_snapshot",
+    "coverage_alpha",
+    "is_default_label",
+    "make_request",
+    "option_specs",
+    "request_from",
+    "utc_timestamp",
+]

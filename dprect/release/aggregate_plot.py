@@ -61,7 +61,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from dprect.core.extras import require
 from dprect.release.aggregate_record import BELOW_ROW_NEED, rows_needed
 from dprect.release.row_pass import RowPass
-from dprect.release.sinks import FileSink, Release, Write, file_write
+from dprect.release.sinks import FileSink, Release, Write, check_png_path, file_write
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -481,6 +481,7 @@ class AggregatePngSink(FileSink):
 
     def check(self) -> None:
         require("plot", "the aggregate plot")
+        check_png_path(self.path, self.name)
         super().check()
 
     def drawing(self, record: Mapping[str, Any], rows: RowPass) -> tuple[Drawing, str]:

@@ -252,6 +252,16 @@ class JsonSink(FileSink):
         return self._writer(write, "result")
 
 
+def check_png_path(path: str, what: str) -> None:
+    """Refuse a plot path whose name does not end in ``.png`` (any case), before anything
+    is read or reserved: every plotter writes PNG bytes only (matplotlib's Agg into
+    memory), and a ``.jpg`` or ``.pdf`` holding them would be a file no reader of its
+    suffix opens. The message is the option and the path."""
+    if not str(path).lower().endswith(".png"):
+        raise ParameterError(f"{what} writes a PNG: give a path ending in .png, not "
+                             f"{str(path)!r}")
+
+
 @dataclass(frozen=True)
 class PngSink(FileSink):
     """A PNG of the rectangle's 2-D projections (:mod:`dprect.release.plotting`), with the
@@ -265,6 +275,7 @@ class PngSink(FileSink):
         from dprect.core.extras import require
 
         require("plot", "the rectangle plot")
+        check_png_path(self.path, self.name)
         super().check()
         if self.truth is not None:
             check_truth(self.truth, self.truth_name)
@@ -449,6 +460,6 @@ def read_truth(path: str | os.PathLike[str] | None, features: Sequence[str]
 
 
 __all__ = ["LABEL", "Feed", "FileSink", "JsonSink", "NotPublishedError", "PngSink", "Release",
-           "ResultsTableSink", "Sink", "Write", "around", "check_distinct", "check_truth",
-           "file_write", "fit_result", "label_entry", "output_sinks", "publish",
+           "ResultsTableSink", "Sink", "Write", "around", "check_distinct", "check_png_path",
+           "check_truth", "file_write", "fit_result", "label_entry", "output_sinks", "publish",
            "read_truth"]

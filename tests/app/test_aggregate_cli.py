@@ -74,6 +74,7 @@ BAD = [
     (["--statistics", "p42"], "must be among"),  # no such statistic
     (["--statistics", "count,count"], "twice"),
     (["--statistics", " , "], "--statistics"),  # refused by the parser: no name
+    (["--statistics", "count,,mean"], "--statistics: an empty name"),  # was skipped
     # a mixed list runs (tests/app/test_mixed_cli.py), but not with colliding outputs
     (["--statistics", "count,coverage"], "both release 'lower'"),
     (["--statistics", "coverage,mean"], "both release 'lower'"),

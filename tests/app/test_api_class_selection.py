@@ -22,6 +22,7 @@ from cli_run import run
 import dprect
 from dprect.app.options import SELECTION_OPTIONS
 from dprect.core.errors import InputDataError, ParameterError
+from dprect.core.labels import LabelText
 
 pytestmark = pytest.mark.filterwarnings("ignore:this run used a fixed seed")
 SELECT = {"select_groups": True, "selection_epsilon": 0.5, "selection_delta": 1e-6}
@@ -96,6 +97,9 @@ def test_the_classifier_keeps_the_classes_in_ys_type() -> None:
     ({**SELECT, "classes": ["abc"]}, ParameterError, "the label column 'y' is numeric"),
     ({"selection_epsilon": 0.5}, ParameterError, "selection_epsilon needs select_groups"),
     ({**SELECT, "positive_label": 2.5}, ParameterError, "leave out positive_label"),
+    # s39-edges2: 1.0 and True equal the default 1 but are a label given, as with classes
+    ({**SELECT, "positive_label": 1.0}, ParameterError, "leave out positive_label"),
+    ({**SELECT, "positive_label": True}, ParameterError, "leave out positive_label"),
     ({**SELECT, "selection_delta": 0.0}, ParameterError, "selection_delta must be"),
 ])
 def test_refused_before_anything_is_charged(kwargs, error, message) -> None:
@@ -104,6 +108,28 @@ def test_refused_before_anything_is_charged(kwargs, error, message) -> None:
     with pytest.raises(error, match=message):
         dprect.fit(X, labels, epsilon=2, delta=1e-6, grid=GRID, budget=budget, **kwargs)
     assert budget.charges == []
+
+
+@pytest.mark.parametrize("label", [1, LabelText("1"), 1.0, True, 2, "a"], ids=repr)
+def test_a_positive_label_beside_a_selection_is_refused_as_beside_a_class_list(label) -> None:
+    """--select-groups fits one rectangle per class found, as --classes does per class
+    listed: a positive label given beside either is refused alike (s39-edges2: '1' from
+    the command line, and 1.0 or True, passed beside a selection; only the default 1
+    itself, the option left out, is taken by both)."""
+    from dprect.app.flow import fit_selection
+    from dprect.core.request import FitRequest
+
+    def refused(make) -> bool:
+        try:
+            make()
+        except ParameterError:
+            return True
+        return False
+
+    listed = refused(lambda: FitRequest(epsilon=1, delta=1e-6, classes=("a", "b"),
+                                        positive_label=label))
+    selected = refused(lambda: fit_selection({**SELECT, "positive_label": label}))
+    assert listed == selected == (not (label == 1 and type(label) is int)), (listed, selected)
 
 
 def test_untyped_labels_are_refused_by_their_type() -> None:

@@ -311,7 +311,9 @@ BAD = [
     # a dataset id without a ledger names nothing here (it was ignored; s39-edges)
     (["--dataset", "ds"], "t.parquet", "give a ledger path (--ledger) too"),
     # an empty listed group was skipped (s39-edges b)
-    (["--group-by", "g", "--groups", "a,,b"], "t.parquet", "empty group value"),
+    (["--group-by", "g", "--groups", "a,,b"], "t.parquet", "--groups: an empty value"),
+    # s39-edges2: --columns skipped an empty entry silently
+    (["--columns", "x,y,"], "t.parquet", "--columns: an empty name"),
 ]
 
 

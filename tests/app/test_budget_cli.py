@@ -470,7 +470,7 @@ BAD = {
         "neginf.parquet", ["--invalid-rows", "error"], r"feature '?a'? .*infinite"),
     "duplicate feature": ("good.parquet", ["--features", "a,a"], r"listed twice"),
     "no feature names": ("good.parquet", ["--features", ","],
-                         r"argument --features: give at least one feature name"),
+                         r"argument --features: an empty name"),
     "grid size < 2": ("good.parquet", ["--grid", "0:1:1"], r"grid size must be .*got 1"),
     "cap exceeded": ("good.parquet", ["--cap-epsilon", "0.5", "--cap-delta", "1e-5"],
                      r"privacy budget cap exceeded for dataset 'ds'.*nothing was released"),

@@ -89,6 +89,8 @@ def test_the_kept_classes_fit_as_the_same_public_list_does(
 
 @pytest.mark.parametrize(("extra", "message"), [
     (["--positive-label", "a"], "--select-groups fits one rectangle per class found"),
+    # s39-edges2: '1' (the default's value, given) was accepted here, refused with --classes
+    (["--positive-label", "1"], "--select-groups fits one rectangle per class found"),
     (["--selection-delta", "0"], "--selection-delta must be a number in (0, 1)"),
 ])
 def test_refused_before_anything_is_read_written_or_charged(

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 import pytest
-from cli_run import messages
+from cli_run import messages, run
 
 from dprect.app.cli import main
 from dprect.release.ledger import Ledger
@@ -73,8 +73,13 @@ def test_same_seed_same_json_across_formats(table, tmp_path):
     (["--features", "a,label"], "also listed as a feature"),
     (["--features", "a,a"], "listed twice"),
     # s39-edges: an empty class was skipped
-    (["--classes", "0,,1"], "holds an empty class"),
-    (["--classes", "0,1,"], "holds an empty class"),
+    (["--classes", "0,,1"], "--classes: an empty class"),
+    (["--classes", "0,1,"], "--classes: an empty class"),
+    # s39-edges2: every list option refuses an empty entry alike (options.comma_entries);
+    # --features skipped it silently
+    (["--features", "a,,b"], "--features: an empty name"),
+    (["--features", "a,b,"], "--features: an empty name"),
+    (["--features", " "], "--features: an empty name"),
 ])
 def test_bad_input_exit_2_and_nothing_written(table, tmp_path, args, message, capsys):
     out = tmp_path / "result.json"
@@ -87,9 +92,9 @@ def test_bad_input_exit_2_and_nothing_written(table, tmp_path, args, message, ca
     argv = ["fit", *[x for kv in base.items() for x in kv], "--output", str(out)]
     if "--grid" in args:
         argv += ["--grid", args[args.index("--grid") + 1]]
-    code = main(argv)
-    err = capsys.readouterr().err
+    code, _, err = run(argv, capsys)  # an argparse refusal exits (SystemExit 2)
     assert code == 2 and message in err and "Traceback" not in err
+    assert len(messages(err)) == 1
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 

@@ -15,6 +15,7 @@ from pin_data import FIT, cli_args, write_parquet
 
 from dprect.app.cli import main
 from dprect.app.spine import seeded_run_quietly
+from dprect.core.errors import ParameterError
 from dprect.release.ledger import Ledger
 from dprect.release.results_table import read_results
 
@@ -143,6 +144,44 @@ SINKS = {
     "bounds Delta": ("bounds", ["--columns", "f0", "--epsilon", "1", "--seed", "3"],
                      "--table", "btable"),
 }
+
+
+#: every product's plot, with the arguments that make it draw (the quantiles' too)
+PLOTS = {name: (command, args) for name, (command, args, option, _) in SINKS.items()
+         if option == "--plot"} | {
+    "quantiles PNG": ("aggregate", ["--columns", "f0", "--statistics", "median",
+                                    "--epsilon", "1", "--seed", "3"])}
+
+
+@pytest.mark.parametrize("suffix", [".jpg", ".PDF", ""])
+@pytest.mark.parametrize("plot", sorted(PLOTS))
+def test_a_plot_path_not_ending_in_png_is_refused_before_the_charge(tmp_path, capsys,
+                                                                     plot, suffix):
+    """Every plotter writes PNG bytes; ``--plot out.jpg`` wrote them into a .jpg (s39-edges
+    left it). Refused in one line naming the option, exit 2, before anything is reserved;
+    nothing written. ``.PNG`` is a PNG path (the suffix's case is the file system's)."""
+    from cli_run import run
+
+    command, args = PLOTS[plot]
+    data = _sink_data(tmp_path)
+    Ledger(tmp_path / "ledger").init()
+    before = sorted(p.name for p in tmp_path.iterdir())
+    code, out, err = run([command, "--input", str(data), *args, "--output",
+                          str(tmp_path / "r.json"), "--plot", str(tmp_path / f"p{suffix}"),
+                          "--ledger", str(tmp_path / "ledger"), "--dataset", "ds"], capsys)
+    assert code == 2 and out == "", (code, out, err)
+    lines = messages(err)
+    assert len(lines) == 1 and lines[0].startswith("dprect: error: --plot writes a PNG"), err
+    assert Ledger(tmp_path / "ledger").events("ds") == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_a_png_path_in_capitals_is_a_plot_path(tmp_path):
+    from dprect.release.sinks import check_png_path
+
+    check_png_path(str(tmp_path / "P.PNG"), "--plot")
+    with pytest.raises(ParameterError, match=r"^--plot writes a PNG: .* not '.*p\.png\.jpg'$"):
+        check_png_path(str(tmp_path / "p.png.jpg"), "--plot")
 
 
 @pytest.mark.parametrize("sink", sorted(SINKS))

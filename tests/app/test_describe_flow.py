@@ -211,9 +211,12 @@ BAD = [
     (["--group-by", "g"], "t.parquet", "PUBLIC list"),
     (["--group-by", "g", "--groups", "a,a"], "t.parquet", "listed twice"),
     # an empty entry was skipped (the API read "" as a value): refused (s39-edges b)
-    (["--group-by", "g", "--groups", "a,,b"], "t.parquet", "--groups holds an empty"),
-    (["--group-by", "g", "--groups", "a,b,"], "t.parquet", "--groups holds an empty"),
-    (["--group-by", "k", "--groups", "1, ,2"], "t.parquet", "--groups holds an empty"),
+    (["--group-by", "g", "--groups", "a,,b"], "t.parquet", "--groups: an empty value"),
+    (["--group-by", "g", "--groups", "a,b,"], "t.parquet", "--groups: an empty value"),
+    (["--group-by", "k", "--groups", "1, ,2"], "t.parquet", "--groups: an empty value"),
+    # s39-edges2: --columns and --statistics skipped an empty entry silently
+    (["--columns", "x,,y"], "t.parquet", "--columns: an empty name"),
+    (["--statistics", "count,,mean"], "t.parquet", "--statistics: an empty name"),
     (["--statistics", "max"], "t.parquet", "statistics"),
     (["--statistics", "none"], "t.parquet", "query_epsilon"),
     (["--statistics", "sum", "--plot", "p.png"], "t.parquet", "must include count and mean"),

@@ -16,6 +16,7 @@ import pytest
 
 from dprect.app.aggregate_flow import bounds_domains
 from dprect.app.jobs_support import ConfigError, config_grid, section_values
+from dprect.core.errors import ParameterError
 
 TABLE_JOBS = [private_bounds, describe]
 
@@ -41,6 +42,17 @@ def test_groups_from_a_yaml_list_or_a_string_are_the_same(job: ModuleType) -> No
     listed = job.settings(_section(job, group_by="g", groups=[1, 2, "x"]))
     spelled = job.settings(_section(job, group_by="g", groups="1,2,x"))
     assert listed.groups == spelled.groups == ["1", "2", "x"]
+
+
+@pytest.mark.parametrize("job", TABLE_JOBS, ids=lambda j: j.SECTION)
+def test_a_list_spelled_with_an_empty_entry_is_refused_as_on_the_command_line(
+        job: ModuleType) -> None:
+    """``--set columns=a,,b`` (s39-edges2): skipped silently before; refused by the
+    command line's own check (options.comma_entries), naming the key."""
+    assert _section(job, columns="a, b")["columns"] == ["a", "b"]
+    for spelled in ("a,,b", "a,b,", " "):
+        with pytest.raises(ParameterError, match=rf"^{job.SECTION}\.columns: an empty name "):
+            _section(job, columns=spelled)
 
 
 @pytest.mark.parametrize("job", TABLE_JOBS, ids=lambda j: j.SECTION)

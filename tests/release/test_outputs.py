@@ -144,6 +144,17 @@ def test_config_loading_errors(tmp_path: Path) -> None:
     (tmp_path / "bad.yaml").write_text("fit: [unclosed")
     with pytest.raises(ConfigError, match="not valid YAML"):
         load_config(tmp_path / "bad.yaml", section="fit")
+    # the message is the path and the parser's line/column, never the parser's text
+    # (which quotes the file's lines: a password in a Spark property, say)
+    bad = tmp_path / "secret.yaml"
+    bad.write_text("spark:\n  conf:\n    key: SECRET_TOKEN_9: x\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(bad, section="fit")
+    assert str(info.value) == f"config file {str(bad)!r} is not valid YAML (line 3, column 24)"
+    bad.write_bytes(b"fit:\n  x: \xff SECRET_TOKEN_9\n")  # not UTF-8: the reader's error
+    with pytest.raises(ConfigError) as info:
+        load_config(bad, section="fit")
+    assert str(info.value) == f"config file {str(bad)!r} is not valid YAML"
     (tmp_path / "odd.yaml").write_text("fitt: {}")
     with pytest.raises(ConfigError, match="unknown config section 'fitt'"):
         load_config(tmp_path / "odd.yaml", section="fit")

@@ -28,7 +28,10 @@ def cli_session(master: str | None, remote: str | None = None
                  and SparkContext._active_spark_context is None)
     try:
         return open_session(master, remote, app_name="dprect-fit"), owned
-    except (PySparkException, ValueError) as exc:
+    except PySparkException as exc:  # its condition (an identifier), never its text
+        raise DprectError(f"cannot start Spark ({where}): "
+                          f"{exc.getCondition() or type(exc).__name__}") from None
+    except ValueError as exc:
         raise DprectError(f"cannot start Spark ({where}): "
                           f"{str(exc).strip().splitlines()[0]}") from None
 
