@@ -523,6 +523,8 @@ class DescribePlan:
                 "pooled_split": None if self.pooled is None else self.pooled.to_json()}),
             "rows_needed": self.rows_needed,
             "rows_needed_by": self.rows_needed_by,
+            **({} if self.min_count is None else {
+                "ungrouped_anchor_zero_below": self.rows_needed_by["centre"]}),
             "runaway_probability_at_most": {f"{k}_steps": self.runaway(k)
                                             for k in RUNAWAY_STEPS},
             "beta": self.beta,
@@ -583,7 +585,10 @@ class DescribePlan:
             f"{self.rows_needed_by['centre']:,}, sides {self.rows_needed_by['sides']:,}); "
             f"with fewer, the bounds"
             + (" and the mean" if set(SUMMED) & set(self.statistics) else "")
-            + " of that group may be far off",
+            + " of that group may be far off"
+            + ("" if self.min_count is None else
+               f"; an ungrouped column below {self.rows_needed_by['centre']:,} released "
+               f"rows has no other group to anchor on: its sides search from 0"),
             *([] if self.count_error is None else [
                 f"count: error <= {self.count_error:.1f} rows with probability >= "
                 f"1 - {self.beta:g} (ln(2/beta)/eps_n)"

@@ -669,6 +669,17 @@ def test_rows_needed_is_stated_printed_and_exposed():
         assert p.rows_needed == max(p.rows_needed_by.values())
         assert f"rows needed: {p.rows_needed:,} per group" in p.table()
         assert p.to_json()["rows_needed"] == p.rows_needed
+        # below the smallest own centre's least count an ungrouped column takes the
+        # anchored split with no other group: it searches from 0, and the plan says so
+        flag = (f"an ungrouped column below {last.min_count or 0:,} released rows has no "
+                f"other group to anchor on: its sides search from 0")
+        assert (flag in p.table()) == (p.min_count is not None)
+        assert ("searches from 0" in p.table() or "search from 0" in p.table()) == (
+            p.min_count is not None)
+        assert p.to_json().get("ungrouped_anchor_zero_below") == (
+            None if p.min_count is None else last.min_count)
+        if p.min_count is not None:
+            assert p.tier_index(last.min_count - 1) == len(p.tiers) - 1  # anchored
     # the centre's statement: the centre at its plan's ε, on centre_rows rows, lies in the
     # data's bins with probability >= 1 - β, on data narrow (near one value, at a large
     # magnitude) and wide (over many binades): the exact law of the centre
