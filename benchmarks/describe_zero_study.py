@@ -253,17 +253,20 @@ def large(trials: int, variants: tuple[str, ...]) -> list[dict[str, object]]:
     cols += [("N(3,1)", g.normal(3.0, 1.0, 100_000)),
              ("N(0.5,1)e6", g.normal(0.5, 1.0, 100_000) * 1e6),
              ("N(-3,1)e-6", g.normal(-3.0, 1.0, 100_000) * 1e-6)]
-    rows = []
-    for name, x in cols:
-        mu = float(np.mean(x))
-        for eps in (0.5, 1.0, 4.0):
-            row: dict[str, object] = {"column": name, "eps": eps}
-            for v in variants:
-                r = measure(x, mu, abs(mu), eps, v, trials, seed=int(eps * 10))
-                row[v] = {"rel_rmse": r["rmse"], "clip50": r["clip50"]}
-            rows.append(row)
-            print(json.dumps(row), flush=True)
-    return rows
+    return [relative_row({"column": name, "eps": eps}, x, eps, variants, trials)
+            for name, x in cols for eps in (0.5, 1.0, 4.0)]
+
+
+def relative_row(row: dict[str, object], x: np.ndarray, eps: float,
+                 variants: tuple[str, ...], trials: int) -> dict[str, object]:
+    """``row`` with, per variant, the mean's relative RMSE (over |mean|) and clip share
+    on column ``x`` at ``eps`` (printed as it is made)."""
+    mu = float(np.mean(x))
+    for v in variants:
+        r = measure(x, mu, abs(mu), eps, v, trials, seed=int(eps * 10))
+        row[v] = {"rel_rmse": r["rmse"], "clip50": r["clip50"]}
+    print(json.dumps(row), flush=True)
+    return row
 
 
 def real(trials: int, variants: tuple[str, ...], only: tuple[str, ...] = ()
@@ -277,19 +280,14 @@ def real(trials: int, variants: tuple[str, ...], only: tuple[str, ...] = ()
     for table in tables:
         for col in table.columns:
             x = np.asarray(col.values, dtype=np.float64)
-            mu = float(np.mean(x))
-            if mu == 0.0:
+            if float(np.mean(x)) == 0.0:
                 continue
             for eps in (0.5, 1.0, 4.0):
                 if only and f"{table.name}.{col.name}:{eps:g}" not in only:
                     continue
-                row: dict[str, object] = {"table": table.name, "column": col.name,
-                                          "rows": len(x), "eps": eps}
-                for v in variants:
-                    r = measure(x, mu, abs(mu), eps, v, trials, seed=int(eps * 10))
-                    row[v] = {"rel_rmse": r["rmse"], "clip50": r["clip50"]}
-                rows.append(row)
-                print(json.dumps(row), flush=True)
+                rows.append(relative_row({"table": table.name, "column": col.name,
+                                          "rows": len(x), "eps": eps}, x, eps, variants,
+                                         trials))
     return rows
 
 
