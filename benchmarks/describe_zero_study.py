@@ -8,9 +8,16 @@ ungrouped (group, column) cell through the core's own functions —
 stride) chosen by one of these variants:
 
 ``base``
-    the product: the median's exponential mechanism on ``FloatBins(4)`` in float order
-    (:func:`~dprect.core.tail_bounds.draw_centre_from_counts`), or the anchor 0.0 on the
-    anchored split (an ungrouped column has no other group to anchor on).
+    the product before issue #41's sign × magnitude centre (s39-sign): the median's
+    exponential mechanism on ``FloatBins(4)`` in float order at the split's ε_c, on a plan
+    whose splits' least counts are the float-order median's (:func:`base_plan`:
+    ⌈E + (4/ε_c)·ln(2^16/β)⌉), or the anchor 0.0 on the anchored split (an ungrouped
+    column has no other group to anchor on).
+``product``
+    the product as built (s39-sign): :func:`~dprect.core.aggregates.describe_cell`'s steps
+    with :func:`~dprect.core.tail_bounds.draw_centre_from_counts` — variant A with the
+    magnitude drawn on the non-negative half of the grid (2^15 bins, not A's 2^16 with the
+    negative half at depth 0) — on the product's plan (least counts of a median at ¾ε_c).
 ``A`` (sign × magnitude centre)
     the split's ε_c in two draws, both by the core's exact sampler
     (:func:`~dprect.core.interior_point.sample_unimodal`): the sign class s ∈ {−, +} with
@@ -46,6 +53,7 @@ their first candidate (step 0). Usage::
     PYTHONPATH=$PWD .venv/bin/python benchmarks/describe_zero_study.py cause --trials 5
     PYTHONPATH=$PWD .venv/bin/python benchmarks/describe_zero_study.py map [--trials 20]
     PYTHONPATH=$PWD .venv/bin/python benchmarks/describe_zero_study.py large
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/describe_zero_study.py real --variants base,product
 """
 
 from __future__ import annotations
@@ -63,7 +71,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bounds import heavy_tailed
+from bounds import heavy_tailed, load_real
 
 from dprect.core import aggregates
 from dprect.core.describe_stats import cell_statistics, centre_counts
@@ -75,12 +83,13 @@ from dprect.core.tail_bounds import (
     MIN_OFFSET_EXPONENT,
     CandidateStream,
     centre_pieces_from_counts,
+    centre_value,
     draw_centre_from_counts,
 )
 
 #: variant A's share of ε_c for the sign class (the rest draws the magnitude)
 SIGN_PART = 0.25
-VARIANTS = ("base", "A", "C8", "C4", "AC4", "A3")
+VARIANTS = ("base", "product", "A", "C8", "C4", "AC4", "A3")
 #: a run's error |mean − truth|/scale is capped here before the RMSE (a side drawn out to
 #: ~10^300 would overflow it); ``runaway`` counts the runs whose error passes 1000
 ERROR_CAP = 1e6
@@ -108,6 +117,25 @@ def magnitude_centre(x: np.ndarray, epsilon: float, rng: RandomSource,
     return sign * abs(m)
 
 
+def base_plan(plan: aggregates.DescribePlan) -> aggregates.DescribePlan:
+    """``plan`` with the least counts of the float-order median (before s39-sign): each
+    split with an own centre selected from ⌈E + (4/ε_c)·ln(2^16/β)⌉ (E the count's error
+    bound); the rest of the plan unchanged."""
+    def least(eps_c: float) -> int:
+        return math.ceil((plan.count_error or 0.0) + 4.0 / eps_c
+                         * math.log((1 << (12 + CENTRE_BITS)) / plan.beta))
+    small = tuple(t if t.min_count is None else dataclasses.replace(
+        t, min_count=least(t.centre_epsilon)) for t in plan.small)
+    return dataclasses.replace(plan, min_count=least(plan.centre_epsilon), small=small)
+
+
+def base_centre(x: np.ndarray, tier: aggregates.Tier, rng: RandomSource) -> float:
+    """The float-order median's centre at the split's ε_c (before s39-sign)."""
+    drawn = sample_unimodal(centre_pieces_from_counts(*centre_counts(x)), tier.centre_rate,
+                            rng, trusted=True)
+    return centre_value(drawn)
+
+
 def side_step(stream: CandidateStream, bound: float) -> int:
     """The drawn step of a side: the index of ``bound`` among its candidates."""
     k = 0
@@ -120,7 +148,7 @@ def cause(trials: int) -> list[dict[str, object]]:
     """The product on N(0, 1), ε = 1: where the centre lands (log2 |c|), each side's
     drawn step and the first step k_t whose tail is ≤ t, beside the scores that decide
     between step 0 and k_t: ε_s·(q_0 − t) against μ·k_t."""
-    plan = aggregates.plan_describe(1.0, 1, statistics=("count", "sum", "mean"))
+    plan = base_plan(aggregates.plan_describe(1.0, 1, statistics=("count", "sum", "mean")))
     rows = []
     for n in (200, 500, 800, 900, 1000, 2000):
         x = np.random.default_rng([n, 41]).normal(0.0, 1.0, n)
@@ -163,8 +191,11 @@ def run_cell(x: np.ndarray, plan: aggregates.DescribePlan, rng: RandomSource,
         centre = 0.0
     elif variant.startswith("A"):
         centre = magnitude_centre(x, tier.centre_epsilon, rng, bits)
+    elif variant == "product":
+        centre = draw_centre_from_counts(*centre_counts(x), tier.sign_rate,
+                                         tier.magnitude_rate, rng)
     else:
-        centre = draw_centre_from_counts(*centre_counts(x), tier.centre_rate, rng)
+        centre = base_centre(x, tier, rng)
     if "C" in variant and abs(centre) < _FLOOR:
         tier = dataclasses.replace(tier, stride=int(variant[-1]))
     cell = aggregates.finish_cell(plan, tier, centre, cell_statistics(x, centre), noisy,
@@ -177,6 +208,8 @@ def run_cell(x: np.ndarray, plan: aggregates.DescribePlan, rng: RandomSource,
 def measure(x: np.ndarray, truth: float, scale: float, epsilon: float, variant: str,
             trials: int, seed: int) -> dict[str, float]:
     plan = aggregates.plan_describe(epsilon, 1, statistics=("count", "sum", "mean"))
+    if variant != "product":  # the study's variants were measured on the base plan
+        plan = base_plan(plan)
     clipped, sq, centres, firsts, runaway = 0, [], [], 0, 0
     for t in range(trials):
         rng = RandomSource(seed=seed * 1000 + t)
@@ -220,25 +253,51 @@ def large(trials: int, variants: tuple[str, ...]) -> list[dict[str, object]]:
     cols += [("N(3,1)", g.normal(3.0, 1.0, 100_000)),
              ("N(0.5,1)e6", g.normal(0.5, 1.0, 100_000) * 1e6),
              ("N(-3,1)e-6", g.normal(-3.0, 1.0, 100_000) * 1e-6)]
+    return [relative_row({"column": name, "eps": eps}, x, eps, variants, trials)
+            for name, x in cols for eps in (0.5, 1.0, 4.0)]
+
+
+def relative_row(row: dict[str, object], x: np.ndarray, eps: float,
+                 variants: tuple[str, ...], trials: int) -> dict[str, object]:
+    """``row`` with, per variant, the mean's relative RMSE (over |mean|) and clip share
+    on column ``x`` at ``eps`` (printed as it is made)."""
+    mu = float(np.mean(x))
+    for v in variants:
+        r = measure(x, mu, abs(mu), eps, v, trials, seed=int(eps * 10))
+        row[v] = {"rel_rmse": r["rmse"], "clip50": r["clip50"]}
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def real(trials: int, variants: tuple[str, ...], only: tuple[str, ...] = ()
+         ) -> list[dict[str, object]]:
+    """§5.1's real columns (benchmarks/bounds.py ``load_real``: flights, weather,
+    diamonds, scorecard), each one ungrouped cell: the relative RMSE of the mean (over
+    |mean|; a column of mean 0 is left out) at ε = 0.5, 1, 4; ``only``: the
+    ``table.column:eps`` cells to run (empty: all)."""
+    tables, _ = load_real(None)
     rows = []
-    for name, x in cols:
-        mu = float(np.mean(x))
-        for eps in (0.5, 1.0, 4.0):
-            row: dict[str, object] = {"column": name, "eps": eps}
-            for v in variants:
-                r = measure(x, mu, abs(mu), eps, v, trials, seed=int(eps * 10))
-                row[v] = {"rel_rmse": r["rmse"], "clip50": r["clip50"]}
-            rows.append(row)
-            print(json.dumps(row), flush=True)
+    for table in tables:
+        for col in table.columns:
+            x = np.asarray(col.values, dtype=np.float64)
+            if float(np.mean(x)) == 0.0:
+                continue
+            for eps in (0.5, 1.0, 4.0):
+                if only and f"{table.name}.{col.name}:{eps:g}" not in only:
+                    continue
+                rows.append(relative_row({"table": table.name, "column": col.name,
+                                          "rows": len(x), "eps": eps}, x, eps, variants,
+                                         trials))
     return rows
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", choices=("cause", "map", "large"))
+    ap.add_argument("what", choices=("cause", "map", "large", "real"))
     ap.add_argument("--trials", type=int, default=20)
     ap.add_argument("--variants", default=",".join(VARIANTS))
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--only", default="", help="real: table.column:eps cells, comma-separated")
     args = ap.parse_args()
     variants = tuple(args.variants.split(","))
     warnings.simplefilter("ignore")  # seeded sources warn: a study, not a release
@@ -246,7 +305,9 @@ def main() -> None:
     if args.what == "cause":
         rows = cause(args.trials)
     else:
-        rows = (failure_map if args.what == "map" else large)(args.trials, variants)
+        only = tuple(c for c in args.only.split(",") if c)
+        rows = (real(args.trials, variants, only) if args.what == "real" else
+                {"map": failure_map, "large": large}[args.what](args.trials, variants))
     print(f"# cpu {time.process_time() - start:.1f} s", flush=True)
     if args.out:
         args.out.write_text(json.dumps(rows, indent=1) + "\n")

@@ -42,7 +42,7 @@ from dprect.core.describe_stats import (
     unpack,
 )
 from dprect.core.domains import FloatBins
-from dprect.core.interior_point import sample_unimodal
+from dprect.core.interior_point import Pieces, sample_unimodal
 from dprect.core.intervals import query_intervals
 from dprect.core.randomness import RandomSource
 from dprect.core.step_exponential import draw_step
@@ -51,18 +51,50 @@ from dprect.core.tail_bounds import (
     CandidateStream,
     Side,
     candidates,
-    centre_pieces,
     centre_value,
     tail_counts,
 )
 
+#: the reference's own split of a centre's rate between its two draws (docs/privacy.md
+#: §11, Lemma D2: ε₁ = ε_c/4 to the sign class, ε₂ = 3ε_c/4 to the magnitude), written
+#: here again, not read from the product: a wrong ``tail_bounds.SIGN_SHARE`` disagrees
+REFERENCE_SIGN_SHARE = Fraction(1, 4)
+_HALF = 1 << (11 + tail_bounds.CENTRE_BITS)  # +0.0's bin: the magnitudes' grid
+
+
+def magnitude_pieces(values: np.ndarray) -> Any:
+    """The magnitude's law (the median of |x|) on the non-negative half of the centre
+    grid, from the rows themselves (|x| encoded, not the signed histogram folded)."""
+    grid = FloatBins(tail_bounds.CENTRE_BITS)
+    keys, counts = np.unique(grid.encode(np.abs(np.asarray(values, dtype=np.float64)))
+                             - _HALF, return_counts=True)
+    return tail_bounds.centre_pieces_from_counts(keys, counts, grid_size=_HALF)
+
+
+def sign_weights(values: np.ndarray, rate: Fraction) -> tuple[float, float]:
+    """P(sign class −), P(+) of a centre at ``rate`` = ε_c/2: ∝ exp(ε₁/2·rows of the
+    class), − the rows x < 0 (floats, for tests)."""
+    x = np.asarray(values, dtype=np.float64)
+    neg = int(np.count_nonzero(x < 0))
+    d = float(rate * REFERENCE_SIGN_SHARE) * (len(x) - 2 * neg)  # log P(+)/P(−)
+    p_neg = 1.0 / (1.0 + np.exp(d)) if d > -700 else 1.0
+    return p_neg, 1.0 - p_neg
+
 
 def draw_centre(values: np.ndarray, rate: Fraction, rng: RandomSource) -> float:
-    """The private centre of a cell's sorted ``values``: a bin drawn ∝ exp(rate·depth)
-    (rate = ε_c/2, exact) from the rows' pieces — what the product draws from the centre
-    grid's histogram (``tail_bounds.draw_centre_from_counts``). Moved here from
-    dprect/core/tail_bounds.py."""
-    return centre_value(sample_unimodal(centre_pieces(values), rate, rng))
+    """The private centre of a cell's ``values`` at ``rate`` = ε_c/2 (exact): the sign
+    class, a two-point law of depths (#{x < 0}, #{x ≥ 0}) at rate ε₁/2, then the
+    magnitude's bin ∝ exp(ε₂/2·depth) (:func:`magnitude_pieces`); c = ±m — what the
+    product draws from the centre grid's histogram folded
+    (``tail_bounds.draw_centre_from_counts``)."""
+    x = np.asarray(values, dtype=np.float64)
+    neg = int(np.count_nonzero(x < 0))
+    sign_rate = rate * REFERENCE_SIGN_SHARE
+    classes = Pieces(np.array([0, 1], dtype=np.uint64), np.ones(2, dtype=np.uint64),
+                     np.array([neg, len(x) - neg], dtype=np.int64), 1.0, 2)
+    positive = sample_unimodal(classes, sign_rate, rng)
+    m = centre_value(_HALF + sample_unimodal(magnitude_pieces(x), rate - sign_rate, rng))
+    return (m if positive else -m) + 0.0
 
 
 def exact_step(lower: float, upper: float, pivot: float, sensitivity: int) -> Fraction:
@@ -225,15 +257,23 @@ class _Every:
 
 
 def centre_outside(x: np.ndarray, centre_epsilon: float) -> float:
-    """P(the centre at ``centre_epsilon`` lies outside the bins of x's data), exactly."""
-    x = np.sort(x)
+    """P(the centre at ``centre_epsilon`` misses x's magnitudes — |c| outside the bins of
+    the smallest and largest |x| — or takes a sign class no row of x has): the two draws
+    are independent, so 1 − (1 − P(sign))·(1 − P(magnitude)) (floats)."""
+    x = np.asarray(x, dtype=np.float64)
+    p_neg, p_pos = sign_weights(x, Fraction(centre_epsilon) / 2)
+    empty = (p_neg if not (x < 0).any() else 0.0) + (p_pos if (x < 0).all() else 0.0)
+    a = np.abs(x)
     grid = FloatBins(tail_bounds.CENTRE_BITS)
-    pieces = tail_bounds.centre_pieces(x, epsilon=centre_epsilon)
-    lo, hi = grid.index_of(x[0]), grid.index_of(x[-1])
+    lo, hi = grid.index_of(float(a.min())) - _HALF, grid.index_of(float(a.max())) - _HALF
+    pieces = magnitude_pieces(x)
+    pieces = Pieces(pieces.starts, pieces.sizes, pieces.depths,
+                    float(Fraction(centre_epsilon) * (1 - REFERENCE_SIGN_SHARE)),
+                    pieces.grid_size)
     inside = sum(float(pr) for pr, st, sz in zip(pieces.probabilities(), pieces.starts,
                                                  pieces.sizes, strict=True)
                  if lo <= int(st) and int(st) + int(sz) - 1 <= hi)
-    return 1.0 - inside
+    return 1.0 - (1.0 - empty) * inside
 
 
 # -- a cell's tails from its statistics, interval by interval (docs: describe_stats' notes, (b))

@@ -54,8 +54,9 @@ a sum or a mean is asked, the drawn noises spending the requested ε.
 **Small groups** (issue #41; docs/privacy.md §11, "Small groups" and Theorem D′). When a
 statistic is asked, each cell's count ñ is released first and picks the split of the rest
 (:attr:`DescribePlan.tiers`, :meth:`DescribePlan.tier_index`): the shares above for
-ñ ≥ ⌈ln(2/β)/ε_n + (4/ε_c)·ln(m/β)⌉, then the centre's ε doubled (up to ``CENTRE_TIERS``
-− 1 times, at most ``CENTRE_CAP`` of what the count leaves; the sides keep ε_s, the sum
+ñ ≥ ⌈ln(2/β)/ε_n + r(ε_c)⌉ (r the centre's row need, :func:`centre_rows_at`), then the
+centre's ε doubled (up to ``CENTRE_TIERS`` − 1 times, at most ``CENTRE_CAP`` of what the
+count leaves; the sides keep ε_s, the sum
 takes the rest) for smaller counts by the same rule, and last an anchored split: no
 centre draw — the column's anchor, the lower median of the released means of the cells
 under the plan's own split (:func:`pool_anchor`) — its sides on every
@@ -142,10 +143,12 @@ from dprect.core.statistic import noises_drawn
 from dprect.core.step_exponential import DECAY, runaway_bound
 from dprect.core.tail_bounds import (
     CENTRE_BITS,
+    SIGN_SHARE,
     STEPS_PER_OCTAVE,
     CandidateStream,
     bin_edges,
     candidate_count,
+    centre_rates,
     draw_centre_from_counts,
     shared_streams,
 )
@@ -190,20 +193,32 @@ CENTRE_CAP = 0.5
 #: 2): a group too small for its own centre has too few rows a step to outweigh the prior's
 #: μ a step on the finer list
 SMALL_STRIDE = 2
-#: the centre's row need: n ≥ (CENTRE_ROWS_FACTOR/ε_c)·ln(m/β) (:attr:`DescribePlan.centre_rows`)
+#: the centre's row need (:func:`centre_rows_at`): the magnitude's median needs
+#: n ≥ (CENTRE_ROWS_FACTOR/ε₂)·ln(2h/β), the sign class n ≥ (SIGN_ROWS_FACTOR/ε₁)·ln(2/β)
 CENTRE_ROWS_FACTOR = 4.0
+SIGN_ROWS_FACTOR = 2.0
 #: a smaller split's own centre below 2^-ANCHOR_BITS of its column's anchor is replaced by
 #: the anchor (:func:`small_centre`)
 ANCHOR_BITS = 6
-_CENTRE_BINS = 1 << (12 + CENTRE_BITS)
+#: the centre's magnitude grid: the non-negative half of FloatBins(CENTRE_BITS)
+_MAGNITUDE_BINS = 1 << (11 + CENTRE_BITS)
 
 
 def centre_rows_at(centre_epsilon: float, beta: float) -> int:
-    """(4/ε_c)·ln(m/β) rounded up, m the centre grid's 2^(12 + CENTRE_BITS) bins: from
-    this many rows on, the centre lies between a group's smallest and largest value's bins
-    with probability ≥ 1 − β (bins outside the data have depth 0 and the median's bin depth
-    ≥ n/2, so P(outside) ≤ m·e^{−ε_c·n/4}; docs/privacy.md §11)."""
-    return math.ceil(CENTRE_ROWS_FACTOR / centre_epsilon * math.log(_CENTRE_BINS / beta))
+    """The rows from which a centre drawn at ε_c (sign × magnitude,
+    :func:`~dprect.core.tail_bounds.draw_centre_from_counts`) lies, with probability
+    ≥ 1 − β, within the group's magnitudes — |c| between the bins of its smallest and
+    largest |x| — on a sign class the group's rows take: ⌈max((4/ε₂)·ln(2h/β),
+    (2/ε₁)·ln(2/β))⌉, ε₁ = SIGN_SHARE·ε_c, ε₂ = ε_c − ε₁, h = 2^(11 + CENTRE_BITS) the
+    magnitude's bins. Each draw fails with probability ≤ β/2: a magnitude bin outside
+    the data has depth 0 and the median's depth ≥ n/2, so P(outside) ≤ h·e^{−ε₂·n/4};
+    a class without rows has score 0 against the other's n, so P ≤ e^{−ε₁·n/2}
+    (docs/privacy.md §11, Lemma D2). At the defaults the magnitude's term is the larger
+    (it is whenever h²·β ≥ 2): (16/(3ε_c))·ln(2^16/β), 4/3 of the float-order median's."""
+    eps_sign = float(SIGN_SHARE) * centre_epsilon
+    eps_mag = centre_epsilon - eps_sign
+    return math.ceil(max(CENTRE_ROWS_FACTOR / eps_mag * math.log(2 * _MAGNITUDE_BINS / beta),
+                         SIGN_ROWS_FACTOR / eps_sign * math.log(2 / beta)))
 
 
 @dataclass(frozen=True)
@@ -234,8 +249,19 @@ class Tier:
 
     @cached_property
     def centre_rate(self) -> Fraction:
-        """exp(rate·depth): rate = ε_c/2 (0: anchored, no draw)."""
+        """The centre's two draws' rates together: ε_c/2 (0: anchored, no draw)."""
         return Fraction(self.centre_epsilon) / 2
+
+    @cached_property
+    def sign_rate(self) -> Fraction:
+        """The centre's sign class, exp(rate·rows of the class): rate = ε₁/2,
+        ε₁ = SIGN_SHARE·ε_c (:func:`~dprect.core.tail_bounds.centre_rates`)."""
+        return centre_rates(self.centre_rate)[0]
+
+    @cached_property
+    def magnitude_rate(self) -> Fraction:
+        """The centre's magnitude, exp(rate·depth of |x|): rate = ε₂/2, ε₂ = ε_c − ε₁."""
+        return centre_rates(self.centre_rate)[1]
 
     @cached_property
     def side_rate(self) -> Fraction:
@@ -341,7 +367,7 @@ class DescribePlan:
     # made once per plan, not once per cell): the plan's own split's are its first tier's
     @property
     def centre_rate(self) -> Fraction:
-        """exp(rate·depth): rate = ε_c/2 (the depth's sensitivity is 1)."""
+        """The centre's two draws' rates together: ε_c/2 (each score's sensitivity is 1)."""
         return self.tiers[0].centre_rate
 
     @property
@@ -372,7 +398,7 @@ class DescribePlan:
     def centre_rows(self) -> int:
         """From this many rows in a group on, the plan's own centre (ε_c) lies between the
         group's smallest and largest value's bins with probability ≥ 1 − β:
-        :func:`centre_rows_at` — n ≥ (4/ε_c)·ln(m/β)."""
+        :func:`centre_rows_at` — n ≥ max((4/ε₂)·ln(2h/β), (2/ε₁)·ln(2/β))."""
         return centre_rows_at(self.centre_epsilon, self.beta)
 
     def runaway(self, steps: int) -> float:
@@ -388,8 +414,8 @@ class DescribePlan:
     def pool_rows(self) -> int:
         """The least released rows (Σ max(ñ, 0) over a column's cells of the anchored
         tier) from which a column without an anchor draws its pooled centre
-        (:func:`column_centres`): ⌈ln(2/β)/ε_n + (4/ε_c)·ln(m/β)⌉ at the pooled split's
-        ε_c — what one group's released count needs for an own centre at that ε. A
+        (:func:`column_centres`): ⌈ln(2/β)/ε_n + r(ε_c)⌉ (:func:`centre_rows_at`) at the
+        pooled split's ε_c — what one group's released count needs for an own centre at that ε. A
         public function of released counts (accuracy only)."""
         assert self.pooled is not None
         return math.ceil((self.count_error or 0.0)
@@ -498,6 +524,8 @@ class DescribePlan:
                 "pooled_split": None if self.pooled is None else self.pooled.to_json()}),
             "rows_needed": self.rows_needed,
             "rows_needed_by": self.rows_needed_by,
+            **({} if self.min_count is None else {
+                "ungrouped_anchor_zero_below": self.rows_needed_by["centre"]}),
             "runaway_probability_at_most": {f"{k}_steps": self.runaway(k)
                                             for k in RUNAWAY_STEPS},
             "beta": self.beta,
@@ -513,8 +541,9 @@ class DescribePlan:
         lines = [
             f"describe: {self.columns} column(s), statistics "
             f"{', '.join(self.statistics) or 'none (bounds alone)'}",
-            f"per column: centre eps {self.centre_epsilon:.6g} (median exponential "
-            f"mechanism), sides eps {self.side_epsilon:.6g} (each side one exponential "
+            f"per column: centre eps {self.centre_epsilon:.6g} (its sign, "
+            f"{float(SIGN_SHARE):g} of it, then the median of |x|: exponential "
+            f"mechanisms), sides eps {self.side_epsilon:.6g} (each side one exponential "
             f"mechanism over its steps, prior decay {float(DECAY):g} per step; the two "
             f"sides in parallel)",
             *([] if not self.statistics else [
@@ -548,15 +577,19 @@ class DescribePlan:
             f"where the data end) with probability <= {self.runaway(RUNAWAY_STEPS[0]):.1e}"
             f" / {self.runaway(RUNAWAY_STEPS[1]):.1e} (per side, any data; e^(-mu*K)/"
             f"(1 - e^-mu) for K steps)",
-            f"the centre lies in the bins of a group's data (between its smallest and "
-            f"largest value's) with probability >= 1 - {self.beta:g} once the group has "
-            f"{self.centre_rows:,} rows (4/eps_c * ln(m/beta))",
+            f"the centre lies within a group's magnitudes (|c| between the bins of its "
+            f"smallest and largest |x|, on a sign its rows take) with probability >= 1 - "
+            f"{self.beta:g} once the group has {self.centre_rows:,} rows "
+            f"(max(4/eps_m * ln(2h/beta), 2/eps_sign * ln(2/beta)))",
             *([] if self.min_count is None else [self._tiers_line()]),
             f"rows needed: {self.rows_needed:,} per group in each column (centre "
             f"{self.rows_needed_by['centre']:,}, sides {self.rows_needed_by['sides']:,}); "
             f"with fewer, the bounds"
             + (" and the mean" if set(SUMMED) & set(self.statistics) else "")
-            + " of that group may be far off",
+            + " of that group may be far off"
+            + ("" if self.min_count is None else
+               f"; an ungrouped column below {self.rows_needed_by['centre']:,} released "
+               f"rows has no other group to anchor on: its sides search from 0"),
             *([] if self.count_error is None else [
                 f"count: error <= {self.count_error:.1f} rows with probability >= "
                 f"1 - {self.beta:g} (ln(2/beta)/eps_n)"
@@ -717,9 +750,9 @@ def _small_group_tiers(rest: float, eps_c: float, eps_sides: float, eps_s: float
     the centre (ε 0), its sides draw among every ``SMALL_STRIDE``-th candidate; the pooled
     split is the anchored one with the plan's own ε_c given to one centre per column
     (:attr:`DescribePlan.pooled`). Split k is selected
-    by a released count ñ ≥ ⌈ln(2/β)/ε_n + (4/ε_c,k)·ln(m/β)⌉: then, with probability
-    ≥ 1 − β, n ≥ (4/ε_c,k)·ln(m/β) and its centre lies in the data's bins with
-    probability ≥ 1 − β (:func:`centre_rows_at`). The sides aim at the split's own sum ε
+    by a released count ñ ≥ ⌈ln(2/β)/ε_n + r(ε_c,k)⌉ (r: :func:`centre_rows_at`): then,
+    with probability ≥ 1 − β, n ≥ r(ε_c,k) and its centre lies within the data's
+    magnitudes with probability ≥ 1 − β. The sides aim at the split's own sum ε
     (or the caller's ``query_epsilon``; a count-only plan keeps the plan's ``aim``)."""
     def tier(centre: float, pooled: bool = False) -> Tier:
         left = rest - centre
@@ -978,7 +1011,8 @@ def describe_block(plan: DescribePlan, block: CellBlock, seeds: Sequence[int | N
     else:
         centres = [[None if anchored[k] else
                     draw_centre_from_counts(*block.centre_histogram(g, j),
-                                            tiers[k].centre_rate, rng)
+                                            tiers[k].sign_rate, tiers[k].magnitude_rate,
+                                            rng)
                     for j, k in enumerate(picked)]
                    for g, (rng, picked) in enumerate(zip(streams, picks, strict=True))]
         own = {(g, j): c for g, (row, krow) in enumerate(zip(centres, picks, strict=True))
@@ -1149,8 +1183,8 @@ def column_centres(plan: DescribePlan, pools: SmallPools, rng: RandomSource
                 or pools.rows[j] < plan.pool_rows()):
             out.append((pool_anchor(first, centres), False))
         else:
-            out.append((draw_centre_from_counts(*pools.hists[j], tier.centre_rate, rng),
-                        True))
+            out.append((draw_centre_from_counts(*pools.hists[j], tier.sign_rate,
+                                                tier.magnitude_rate, rng), True))
     return out
 
 
@@ -1738,7 +1772,8 @@ def describe_cell(values: np.ndarray, plan: DescribePlan, rng: RandomSource,
     noisy = _noisy_count(plan, len(x), rng)
     tier = plan.tiers[plan.tier_index(noisy)]
     centre = (float(anchor) if tier.anchored else
-              draw_centre_from_counts(*centre_counts(x), tier.centre_rate, rng))
+              draw_centre_from_counts(*centre_counts(x), tier.sign_rate,
+                                      tier.magnitude_rate, rng))
     return finish_cell(plan, tier, centre, cell_statistics(x, centre), noisy, rng)
 
 

@@ -39,10 +39,12 @@ lemma each comes from:
   them per group composed as above (groups are disjoint: parallel), and each column's
   rank error T_j must satisfy m_j·exp(−ε·T_j/(2s)) ≤ β/(2d);
 * **describe** (bounds aimed at a query + DP aggregates, docs/privacy.md §11): per column
-  the centre's exponential mechanism at rate c (weight exp(c·depth), depth sensitivity
-  1) is 2c-DP; each side is one exponential mechanism over its candidate steps with
-  weight exp(−r·clipped rows − μ·step) on a monotone sensitivity-1 score, so r-DP (not
-  2r: the score moves one way), and the two sides (disjoint rows) compose in parallel;
+  the centre's two exponential mechanisms (Lemma D2) — its sign class at rate c₁ (weight
+  exp(c₁·rows of the class), sensitivity 1) and its magnitude's median at rate c₂
+  (weight exp(c₂·depth of |x|), sensitivity 1) — are 2c₁- and 2c₂-DP, composed
+  (basic); each side is one exponential mechanism over its candidate steps with weight
+  exp(−r·clipped rows − μ·step) on a monotone sensitivity-1 score, so r-DP (not 2r: the
+  score moves one way), and the two sides (disjoint rows) compose in parallel;
   the count with DLap scale b_n is (1/b_n)-DP and the integer sum with per-row clip k and
   scale b_S is (k/b_S)-DP, and the integer sum of squares about the bounds' midpoint with
   per-row clip k_Q and scale b_Q (k_Q/b_Q)-DP (§17; drawn iff a variance or a std is
@@ -760,7 +762,18 @@ def check_describe_plan(plan: Any) -> CheckReport:
         # pooled split's one centre per column reads the union of its cells' rows, each
         # row in DESCRIBE_POOLS_PER_ROW pool(s): depth sensitivity s times that (Lemma D6)
         pools = DESCRIBE_POOLS_PER_ROW if tier.pooled else 1
-        centre = Fraction(tier.centre_rate) * 2 * s * pools
+        # an own centre is two draws (Lemma D2), both exponential mechanisms read at the
+        # rates the sampler is given: the sign class, weight exp(rate·rows of the class)
+        # (a row moves one class's score by s: 2·rate·s), then the magnitude's median,
+        # exp(rate·depth of |x|) (2·rate·s); basic composition. Both drawn or neither
+        sign_rate = Fraction(tier.sign_rate)
+        magnitude_rate = Fraction(tier.magnitude_rate)
+        if sign_rate < 0 or magnitude_rate < 0 or (sign_rate > 0) != (magnitude_rate > 0) \
+                or (sign_rate + magnitude_rate > 0) == bool(tier.anchored):
+            raise _refuse(product, "a centre's sign and magnitude are not both drawn (or "
+                          "an anchored centre draws)", g.epsilon, g.delta)
+        sign = sign_rate * 2 * s * pools
+        magnitude = magnitude_rate * 2 * s * pools
         # each side: exp(−rate·clipped rows) over its steps, a monotone utility (every
         # step's clipped rows move the same way, by at most s): rate·s, not 2·rate·s; the
         # two sides (disjoint rows) in parallel
@@ -776,7 +789,8 @@ def check_describe_plan(plan: Any) -> CheckReport:
             if sens < 1:
                 raise _refuse(product, "a sum clip below one unit", g.epsilon, g.delta)
             summed = Fraction(sens) / Fraction(tier.sum_scale)
-        splits.append({"centre": centre, "sides (parallel)": sides, "sum": summed})
+        splits.append({"centre: sign": sign, "centre: magnitude": magnitude,
+                       "sides (parallel)": sides, "sum": summed})
     totals = [count + sum(split.values(), Fraction(0)) for split in splits]
     per_column = max(totals)
     total = per_column * int(plan.columns)

@@ -8,14 +8,21 @@ against the noise of a wide range, about 1/(2ε_q) rows per side (Amin et al. 20
 Huang, Liang & Yi 2021). This module finds it, for one (group, column) at a time, in two
 steps that never need a user-given range:
 
-1. **Centre.** The exponential mechanism (McSherry & Talwar 2007) for the median on the
-   coarse public grid ``FloatBins(CENTRE_BITS)`` (every float, 2^(12 + CENTRE_BITS)
-   bins): bin i is drawn with probability ∝ exp(ε_c·depth(i)/2),
-   depth(i) = min(#{x in bins ≤ i}, #{x in bins ≥ i}). Adding or removing a row moves every
-   depth by at most 1, so the draw is ε_c-DP; the depth is unimodal and constant on
-   O(#occupied bins) pieces, so :func:`~dprect.core.interior_point.sample_unimodal` draws it
-   exactly with the rational rate ε_c/2. The centre c is the drawn bin's smallest float,
-   capped to the finite floats.
+1. **Centre** (sign × magnitude, issue #41; docs/privacy.md §11, Lemma D2). ε_c in two
+   draws. The sign class s ∈ {−, +} (− the rows x < 0, + the rest, −0.0 and 0 included)
+   by the exponential mechanism with score #{x of class s}: probability ∝
+   exp(ε₁·#{x of class s}/2), ε₁ = ``SIGN_SHARE``·ε_c (a row moves one score by 1:
+   ε₁-DP). Then the median of the magnitudes |x| on the non-negative half of the coarse
+   public grid ``FloatBins(CENTRE_BITS)`` (2^(11 + CENTRE_BITS) bins; the |x| histogram is
+   the signed one folded, :func:`magnitude_counts`): bin i drawn ∝ exp(ε₂·depth(i)/2),
+   depth(i) = min(#{|x| in bins ≤ i}, #{|x| in bins ≥ i}), ε₂ = ε_c − ε₁ (sensitivity 1:
+   ε₂-DP). The depth is unimodal and constant on O(#occupied bins) pieces, so
+   :func:`~dprect.core.interior_point.sample_unimodal` draws both exactly with the rational
+   rates ε₁/2 and ε₂/2; basic composition gives ε_c. The centre c = s·m, m the drawn
+   bin's smallest float capped to the finite floats (+0.0 for m = 0), is post-processing.
+   In float order a column straddling zero has ~32,000 bins of depth ≈ n/2 between
+   −0.05 and +0.05, and the median's mechanism drew centres of 2^−56 … 2^−799 (docs/
+   results.md §5.7c); no |x| lies in those bins, so for the magnitude they have depth 0.
 2. **Two sides, outward, in parallel.** Given c, the candidate upper bounds are
    U_k = the largest float of the ``FloatBins(SEARCH_BITS)`` bin holding c + 2^(k/r)
    (k = r·MIN_OFFSET_EXPONENT, …, r·MAX_OFFSET_EXPONENT − 1, r = STEPS_PER_OCTAVE; sums
@@ -39,8 +46,8 @@ steps that never need a user-given range:
 No floating-point number enters a draw; the candidate offsets 2^(k/r) are public
 constants computed in floating point once.
 
-**Draw order** (identical across engines for a seed): the centre, then the lower side's
-draw, then the upper side's.
+**Draw order** (identical across engines for a seed): the centre (its sign, then its
+magnitude), then the lower side's draw, then the upper side's.
 """
 
 from __future__ import annotations
@@ -63,6 +70,9 @@ from dprect.core.randomness import RandomSource
 #: the centre's grid: FloatBins(4), 2^16 bins over every float (bins ≤ 1/16 wide: the
 #: centre, a bin's smallest float, lies within 1/16 of the median, not in a thin tail)
 CENTRE_BITS = 4
+#: the share of the centre's ε_c its sign class takes (the magnitude the rest), exact:
+#: ε₁ = SIGN_SHARE·ε_c, ε₂ = ε_c − ε₁ (docs/privacy.md §11, Lemma D2)
+SIGN_SHARE = Fraction(1, 4)
 #: the candidates are edges of FloatBins(4) bins, the centre's grid: so one pass's
 #: per-bin counts and sums serve the centre, the searches and the clamped sum
 #: (describe_stats.BinStatistics; docs/privacy.md §11)
@@ -136,22 +146,59 @@ def centre_value(index: int) -> float:
     return min(max(v, -_MAX_FLOAT), _MAX_FLOAT)
 
 
-def draw_centre_from_counts(keys: np.ndarray, counts: np.ndarray, rate: Fraction,
-                            rng: RandomSource) -> float:
-    """The private centre — a bin drawn ∝ exp(rate·depth) (rate = ε_c/2, exact) — from the
-    centre grid's histogram (sorted keys, counts). The histogram is checked — keys
-    strictly increasing inside the grid, counts ≥ 1 — which makes the pieces valid by
-    construction (they tile the grid; the depth min(#{≤ bin}, #{≥ bin}) rises then
-    falls), so the sampler skips its own checks of them (one draw per (group, column) on a
-    describe run's driver)."""
+def centre_rates(rate: Fraction) -> tuple[Fraction, Fraction]:
+    """(sign rate, magnitude rate) of a centre at ``rate`` = ε_c/2: ε₁/2 and ε₂/2 with
+    ε₁ = ``SIGN_SHARE``·ε_c and ε₂ = ε_c − ε₁, exact (they add up to ``rate``)."""
+    sign = Fraction(rate) * SIGN_SHARE
+    return sign, Fraction(rate) - sign
+
+
+def magnitude_counts(keys: np.ndarray, counts: np.ndarray
+                     ) -> tuple[int, np.ndarray, np.ndarray]:
+    """The centre grid's histogram (sorted ``keys``, ``counts``) folded to the magnitudes:
+    (#{x < 0}, the sorted bins of |x| on the non-negative half, numbered from 0, their
+    counts). ``FloatBins.encode`` is symmetric — key(−x) = 2H − 1 − key(x) for x ≠ 0
+    (H = 2^(11 + CENTRE_BITS), +0.0's bin; −0.0 lands on +0.0's), as the order key
+    complements a negative pattern — so bin k < H of x < 0 holds |x| in bin 2H − 1 − k:
+    the histogram of |x| is exact, and the engines need collect nothing new."""
+    half = _CENTRE_GRID.size >> 1
+    k = np.asarray(keys, dtype=np.int64)
+    n = np.asarray(counts, dtype=np.int64)
+    neg = k < half
+    folded = np.where(neg, half - 1 - k, k - half)
+    mags, at = np.unique(folded, return_inverse=True)
+    summed = np.zeros(len(mags), dtype=np.int64)
+    np.add.at(summed, at, n)
+    return int(n[neg].sum()), mags, summed
+
+
+def draw_centre_from_counts(keys: np.ndarray, counts: np.ndarray, sign_rate: Fraction,
+                            magnitude_rate: Fraction, rng: RandomSource) -> float:
+    """The private centre s·m (module docstring, step 1) from the centre grid's histogram
+    (sorted keys, counts): the sign class drawn ∝ exp(``sign_rate``·#{x of the class})
+    (rate ε₁/2), then the magnitude's bin ∝ exp(``magnitude_rate``·depth) over the
+    folded histogram of |x| (:func:`magnitude_counts`; rate ε₂/2), both exact. The
+    histogram is checked — keys strictly increasing inside the grid, counts ≥ 1 — which
+    makes the pieces valid by construction (they tile the grid; the depth
+    min(#{≤ bin}, #{≥ bin}) rises then falls; any depth on two points is unimodal), so
+    the sampler skips its own checks of them (one draw per (group, column) on a describe
+    run's driver). The check's refusal depends on the histogram's form only."""
     k = np.asarray(keys, dtype=np.int64)
     n = np.asarray(counts, dtype=np.int64)
     if len(k) != len(n) or (len(k) and (k[0] < 0 or k[-1] >= _CENTRE_GRID.size
                                         or (n < 1).any() or (k[1:] <= k[:-1]).any())):
         raise ParameterError("a centre histogram needs strictly increasing keys inside "
                              "the grid and counts >= 1")
-    return centre_value(sample_unimodal(centre_pieces_from_counts(k, n), rate, rng,
-                                        trusted=True))
+    negative, mags, mag_counts = magnitude_counts(k, n)
+    rows = int(n.sum())
+    classes = Pieces(np.array([0, 1], dtype=np.uint64), np.ones(2, dtype=np.uint64),
+                     np.array([negative, rows - negative], dtype=np.int64), 1.0, 2)
+    sign = sample_unimodal(classes, sign_rate, rng, trusted=True)
+    half = _CENTRE_GRID.size >> 1
+    drawn = sample_unimodal(centre_pieces_from_counts(mags, mag_counts, grid_size=half),
+                            magnitude_rate, rng, trusted=True)
+    m = centre_value(half + drawn)
+    return (m if sign else -m) + 0.0  # + 0.0: a magnitude 0 is +0.0 on either sign
 
 
 # -- the candidates --------------------------------------------------------------------------
@@ -528,6 +575,7 @@ __all__ = [
     "MAX_OFFSET_EXPONENT",
     "MIN_OFFSET_EXPONENT",
     "SEARCH_BITS",
+    "SIGN_SHARE",
     "STEPS_PER_OCTAVE",
     "ZERO_RESTART_BITS",
     "CandidateStream",
@@ -536,8 +584,10 @@ __all__ = [
     "candidates",
     "centre_pieces",
     "centre_pieces_from_counts",
+    "centre_rates",
     "centre_value",
     "draw_centre_from_counts",
+    "magnitude_counts",
     "shared_streams",
     "side_candidates",
     "tail_counts",

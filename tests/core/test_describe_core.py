@@ -253,14 +253,9 @@ def test_centre_rows_statement_holds_on_a_small_group():
     n = p.centre_rows
     x = np.sort(np.random.default_rng(3).uniform(100.0, 200.0, n))
     rng = seeded(4)
-    pieces = tail_bounds.centre_pieces(x, epsilon=p.centre_epsilon)
-    probs = pieces.probabilities()
     grid = FloatBins(tail_bounds.CENTRE_BITS)
-    lo, hi = grid.index_of(x[0]), grid.index_of(x[-1])
-    inside = sum(float(pr) for pr, st, sz in zip(probs, pieces.starts, pieces.sizes,
-                                                 strict=True)
-                 if lo <= int(st) and int(st) + int(sz) - 1 <= hi)
-    assert 1.0 - inside <= p.beta
+    lo = grid.index_of(x[0])
+    assert centre_outside(x, p.centre_epsilon) <= p.beta
     c = draw_centre(x, p.centre_rate, rng)
     assert grid.lower_value(lo) <= c <= x[-1]
 
@@ -674,6 +669,17 @@ def test_rows_needed_is_stated_printed_and_exposed():
         assert p.rows_needed == max(p.rows_needed_by.values())
         assert f"rows needed: {p.rows_needed:,} per group" in p.table()
         assert p.to_json()["rows_needed"] == p.rows_needed
+        # below the smallest own centre's least count an ungrouped column takes the
+        # anchored split with no other group: it searches from 0, and the plan says so
+        flag = (f"an ungrouped column below {last.min_count or 0:,} released rows has no "
+                f"other group to anchor on: its sides search from 0")
+        assert (flag in p.table()) == (p.min_count is not None)
+        assert ("searches from 0" in p.table() or "search from 0" in p.table()) == (
+            p.min_count is not None)
+        assert p.to_json().get("ungrouped_anchor_zero_below") == (
+            None if p.min_count is None else last.min_count)
+        if p.min_count is not None:
+            assert p.tier_index(last.min_count - 1) == len(p.tiers) - 1  # anchored
     # the centre's statement: the centre at its plan's ε, on centre_rows rows, lies in the
     # data's bins with probability >= 1 - β, on data narrow (near one value, at a large
     # magnitude) and wide (over many binades): the exact law of the centre

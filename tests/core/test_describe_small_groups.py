@@ -17,11 +17,12 @@ import dataclasses
 import itertools
 import math
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pyarrow as pa
 import pytest
-from describe_reference import centre_outside, reference_describe
+from describe_reference import centre_outside, magnitude_pieces, reference_describe, sign_weights
 
 from dprect.core import aggregates
 from dprect.core.aggregates import BlockDraws, plan_describe, run_describe
@@ -129,8 +130,8 @@ def _groups(seed: int = 1) -> tuple[dict, list[str], list[str]]:
     """Groups of 0 to 20,000 rows, a column straddling zero with a heavy right tail
     (delays), one of one sign (distances) and a constant one."""
     gen = np.random.default_rng(seed)
-    sizes = {"none": 0, "g25": 25, "g300": 300, "g600": 600, "g1000": 1000,
-             "g3000": 3000, "g20k": 20_000}
+    sizes = {"none": 0, "g25": 25, "g300": 300, "g400": 400, "g600": 600, "g1000": 1000,
+             "g1500": 1500, "g3000": 3000, "g20k": 20_000}
     vals = {}
     for name, n in sizes.items():
         delay = np.round(gen.gamma(0.6, 30.0, n) - 12.0)
@@ -288,13 +289,15 @@ def test_a_pooled_centre_costs_each_row_the_centre_epsilon_once(monkeypatch):
     """Lemma D6 (docs/privacy.md §11): a column without an anchor draws ONE centre by the
     centre's exponential mechanism on the union of its anchored cells' rows; a row added
     to one group moves every pooled depth by at most 1, so the exact law of the pooled
-    draw moves by at most e^{ε_c} (and by more than e^{ε_c/4}: not far below the bound).
+    draw — its sign's and its magnitude's, Lemma D2 — moves by at most e^{ε_c} (and by
+    more than e^{ε_c/4}: not far below the bound).
     The independent check charges the pooled split's centre ε_c once per row
     (``DESCRIBE_POOLS_PER_ROW`` = 1): with 2 it refuses the plan, with 0 it finds the
     budget unspent; a pooled split's centre raised by 1% is refused."""
     from dprect.core import guarantee_check
     from dprect.core.domains import FloatBins
-    from dprect.core.tail_bounds import CENTRE_BITS, centre_pieces
+    from dprect.core.interior_point import Pieces
+    from dprect.core.tail_bounds import CENTRE_BITS
 
     p = plan_describe(1.0, 1)
     tier = p.pooled
@@ -307,20 +310,31 @@ def test_a_pooled_centre_costs_each_row_the_centre_epsilon_once(monkeypatch):
     groups = [np.round(gen.normal(m, 5.0, 9)) for m in (100.0, 130.0, 160.0)]
     pool = np.sort(np.concatenate(groups))
     grid = FloatBins(CENTRE_BITS)
+    half = grid.size >> 1
+
+    def law(x: np.ndarray) -> tuple[tuple[float, float], Pieces]:
+        m = magnitude_pieces(x)  # the sign × magnitude law at ε (Lemma D2)
+        return sign_weights(x, Fraction(eps) / 2), Pieces(
+            m.starts, m.sizes, m.depths, eps * 3 / 4, m.grid_size)
+
     worst = 0.0
     for extra in (-50.0, 101.0, 131.0, 400.0):
         more = np.sort(np.append(pool, extra))
-        a, b = centre_pieces(pool, epsilon=eps), centre_pieces(more, epsilon=eps)
+        (sa, a), (sb, b) = law(pool), law(more)
         points = {int(x) for x in a.starts} | {int(x) for x in b.starts}
-        points |= {grid.index_of(float(v)) for v in more}
+        points |= {grid.index_of(abs(float(v))) - half for v in more}
         for y in sorted(points):
-            worst = max(worst, abs(math.log(a.point_probability(y) / b.point_probability(y))))
+            for k in (0, 1):
+                worst = max(worst, abs(math.log(sa[k] * a.point_probability(y)
+                                                / (sb[k] * b.point_probability(y)))))
     assert worst <= eps * (1 + 1e-9)
     assert worst > eps / 4
     report = check_describe_plan(dataclasses.replace(p, check=None))
     splits = report.details["splits_by_released_count"]
     assert len(splits) == len(p.tiers) + 1
-    assert splits[-1]["centre"] == pytest.approx(tier.centre_epsilon, rel=1e-9)
+    assert splits[-1]["centre: sign"] + splits[-1]["centre: magnitude"] == pytest.approx(
+        tier.centre_epsilon, rel=1e-9)
+    assert splits[-1]["centre: sign"] == pytest.approx(tier.centre_epsilon / 4, rel=1e-9)
     with pytest.raises(GuaranteeCheckError):
         check_describe_plan(dataclasses.replace(p, check=None, pooled=dataclasses.replace(
             tier, centre_epsilon=tier.centre_epsilon * 1.01)))

@@ -137,12 +137,22 @@ def _quiet(plan: Any, values: dict, groups: list, seed: int) -> dict:
 def extreme() -> dict:
     """Two tiny groups (below the row need), one with values at ±1e297, drawn under the
     plan's own split only (as every group was before issue #41's small-group splits, and
-    as a replayed older record may hold): at ε = 0.1 seed 21 the released bounds and mean
-    of C reach ~8e303 — matplotlib's tick locator overflowed on such values before issue
-    #40."""
+    as a replayed older record may hold), with the cells such an older record holds: at
+    ε = 0.1 seed 21 the float-order centre (before the sign × magnitude centre, s39-sign)
+    released bounds and a mean of C at ~−8e303, B's at ~−1e233 — matplotlib's tick
+    locator overflowed on such values before issue #40. The values are written in (the
+    centre drawn today lands elsewhere for this seed), as the plot reads them."""
     plan = dataclasses.replace(plan_describe(0.1, 1), min_count=None, small=())
-    return _quiet(plan, {("B", 0): np.array([1e297, -1e297, 1e297]),
-                         ("C", 0): np.array([1.0, 2.0])}, ["B", "C"], 21)
+    record = _quiet(plan, {("B", 0): np.array([1e297, -1e297, 1e297]),
+                           ("C", 0): np.array([1.0, 2.0])}, ["B", "C"], 21)
+    older = {"B": (-1.242014473840567e+233, -1.055712302764482e+233,
+                   -1.118065577431263e+233, 65.0, -7.26742625330321e+234),
+             "C": (-8.572068857490137e+303, -8.229186103190533e+303,
+                   -8.229186103190533e+303, 0.0, 3.788924243354649e+303)}
+    for row in record["results"]:
+        row.update(zip(("lower", "upper", "mean", "count", "sum"), older[row["group"]],
+                       strict=True))
+    return record
 
 
 def _marks(fig: Any) -> list[tuple[float, str]]:

@@ -207,7 +207,8 @@ def test_the_pass_statistics_are_the_cores(spark, parquet):
         for field in ("bins", "counts", "sums"):
             assert np.array_equal(getattr(got[key], field), getattr(want, field)), field
     rng = _seeded(1)
-    centres = {k: draw_centre_from_counts(*centre_counts(v), plan.centre_rate, rng)
+    centres = {k: draw_centre_from_counts(*centre_counts(v), plan.tiers[0].sign_rate,
+                                         plan.tiers[0].magnitude_rate, rng)
                for k, v in sorted(cells.items())}
     stats = statistics_of_cells(got, centres, 2, len(COLUMNS))
     for key, x in cells.items():
