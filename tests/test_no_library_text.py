@@ -28,15 +28,13 @@ VOUCHED = {
     ("app/classifier.py", "_read"): "InputDataError: dprect's own text (X's shape)",
     ("engines/spark/cli.py", "cli_session"): "ValueError: the master or remote URL given",
     ("core/domains.py", "parse_domain"): "a grid given on the command line, a parameter",
-    ("release/ledger/writes.py", "init"): "creating an empty ledger: no row of any input",
+    ("release/ledger/writes.py", "init"):
+        "read to tell a concurrent creation apart, never quoted (failure_reason)",
     ("release/ledger/log.py", "_load"): "DamageError: dprect's own text",
     ("release/ledger/log.py", "history"): "DamageError: dprect's own text",
     ("release/ledger/log.py", "verify"): "DamageError: dprect's own text",
     ("release/ledger/log.py", "_index"): "DamageError: dprect's own text",
     ("release/ledger/queries.py", "_result_of"): "DamageError: dprect's own text",
-    ("release/ledger/writes.py", "_transact"): "writing the ledger's own rows (no input data)",
-    ("release/ledger/compaction.py", "_checkpoint"):
-        "an OSError writing the run index: errno, path",
 }
 _TEXT_ATTRS = {"args", "message", "msg", "text", "desc"}
 

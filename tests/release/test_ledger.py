@@ -26,6 +26,7 @@ from dprect.release.ledger import (
     LedgerError,
     NoLedgerError,
 )
+from dprect.release.ledger.errors import failure_reason
 
 REQ = {"method": "randmargins", "features": ["a", "b"], "bound": "test bound",
        "neighbouring": "add-remove"}
@@ -571,3 +572,23 @@ def test_checkpoints_of_older_state_formats_are_read_and_replaced(tmp_path, monk
         assert led.run("d1", "r7").status == "reserved"
         assert len(led.runs("d2")) == CHECKPOINT_EVERY + (offset // 10**6) * (
             CHECKPOINT_EVERY // 3 + 1)
+
+
+def test_a_failed_ledger_write_names_the_failure_kind_never_its_text(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write the Delta library refuses is reported from the failure's kind alone (an
+    OSError's strerror, else the class name): the library's text, which could quote
+    anything, never reaches the message (the charter; tests/test_no_library_text.py)."""
+    import deltalake
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("row 7777.25 SECRET_KEY_123")
+
+    monkeypatch.setattr(deltalake, "write_deltalake", refuse)
+    with pytest.raises(LedgerError) as caught:
+        Ledger(str(tmp_path / "ledger")).init()
+    assert str(caught.value).endswith(": RuntimeError"), str(caught.value)
+    assert "7777" not in str(caught.value) and "SECRET" not in str(caught.value)
+    assert failure_reason(PermissionError(13, "Permission denied", "x")) == \
+        "Permission denied"
+    assert failure_reason(OSError("no errno 7777.25")) == "OSError"

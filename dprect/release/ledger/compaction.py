@@ -16,7 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from dprect.release.ledger.errors import DETAIL_CHARS, LedgerError, one_line
+from dprect.release.ledger.errors import LedgerError, failure_reason
 from dprect.release.ledger.log import DataFile, Snapshot, delta_reason
 from dprect.release.ledger.run_index import RUNS_DIR, RUNS_SUFFIX
 from dprect.release.ledger.schema import (
@@ -62,7 +62,7 @@ class LedgerCompaction(LedgerWrites):
                 snap.state.index.write()
         except OSError as exc:
             raise LedgerError(f"cannot write the budget ledger's run index at {self.path} "
-                              f"({one_line(str(exc), DETAIL_CHARS)})") from None
+                              f"({failure_reason(exc)})") from None
         actions = [self._write_file(CHECKPOINT_FILE, w, [*tail_rows, row])]
         merged = list(tail)
         keep = {f.path for f in snap.files if f.checkpoint and f.last == newest}

@@ -9,7 +9,6 @@ import re
 
 from dprect.core.errors import DprectError, ParameterError
 
-DETAIL_CHARS = 200
 _ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
 RESTORE = "restore it from a backup (see 'The privacy budget ledger' in docs/operations.md)"
 
@@ -30,6 +29,15 @@ def one_line(text: str, limit: int | None = None) -> str:
     if limit is not None and len(line) > limit:
         line = line[:limit - 1].rstrip() + "…"
     return line
+
+
+def failure_reason(exc: BaseException) -> str:
+    """Why a write of the ledger failed, from the failure's kind alone (the charter: a
+    message never quotes a library's exception text): an ``OSError``'s ``strerror`` (the
+    operating system's words for its errno), else the exception's class name."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return str(exc.strerror)
+    return type(exc).__name__
 
 
 class LedgerError(DprectError):

@@ -51,7 +51,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from dprect.release.deflate import crc32, deflater
-from dprect.release.ledger.errors import DamageError, LedgerError
+from dprect.release.ledger.errors import DamageError, LedgerError, failure_reason
 from dprect.release.row_spool import RowSpool
 
 #: a result whose JSON text is longer than this many characters is stored as a file and
@@ -92,9 +92,8 @@ def check_writable(root: str) -> None:
         os.close(fd)
         os.remove(probe)
     except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
         raise LedgerError(f"cannot write the budget ledger's results folder {folder} "
-                          f"({reason}); nothing was charged") from None
+                          f"({failure_reason(exc)}); nothing was charged") from None
 
 
 def _summary(result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, int]]:

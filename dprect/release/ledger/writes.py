@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from dprect._version import __version__
 from dprect.release.ledger.chain import chain_of
-from dprect.release.ledger.errors import DETAIL_CHARS, RESTORE, LedgerError, one_line
+from dprect.release.ledger.errors import RESTORE, LedgerError, failure_reason
 from dprect.release.ledger.log import Snapshot
 from dprect.release.ledger.queries import LedgerQueries
 from dprect.release.ledger.schema import SCHEMA, TABLE_CONFIGURATION, file_stats
@@ -70,7 +70,7 @@ class LedgerWrites(LedgerQueries):
                 raise LedgerError(f"a budget ledger already exists at {self.path} (created "
                                   "at the same time by another process)") from None
             raise LedgerError(f"cannot create the budget ledger at {self.path}: "
-                              f"{one_line(str(exc), DETAIL_CHARS)}") from None
+                              f"{failure_reason(exc)}") from None
 
     # -- writing ------------------------------------------------------------------------
     def _row(self, event: str, dataset: str | None, version: int, previous: str,
@@ -112,7 +112,7 @@ class LedgerWrites(LedgerQueries):
             return False
         except Exception as exc:
             raise LedgerError(f"cannot write the budget ledger at {self.path} "
-                              f"({one_line(str(exc), DETAIL_CHARS)}); nothing was "
+                              f"({failure_reason(exc)}); nothing was "
                               f"released") from None
         return True
 
