@@ -26,7 +26,8 @@ is, so the driver deflates none of the rows): a 10^6-group run's spool in ``TMPD
 about half the JSON output's size (~150 bytes a 320-byte record row with its table row,
 ~70 more for the DEFLATE piece; zstd level 1, the codec before s39-pack, took ~85 for
 the two, at about 1.6× LZ4's CPU to compress in the tasks and 2.2× to decompress on the
-driver, which reads the text twice: docs/results.md §5.3c); read back, every output is
+driver, which reads the text twice — the larger blocks cost the JVM that carries them
+to the driver ~3 CPU-s at 8·10^6 cells: docs/results.md §5.3c); read back, every output is
 byte for byte what the same rows in a list give (tests/spark/test_streamed_sinks.py,
 tests/release/test_row_spool.py).
 
