@@ -18,13 +18,18 @@ driver holds one block at once, never the run's. The spool holds released values
 (post-processing, no privacy cost); its file is removed when the spool is closed or
 collected, and at the latest when the process ends.
 
-A block is its 48-byte :data:`HEADER`, its items' text compressed by zstd at level 1
-(:data:`CODEC`, Arrow's codec: pyarrow is a core dependency), its batch as an Arrow IPC
-stream with zstd-compressed buffers and, when a ledger will store the record, its text's
-DEFLATE piece (:func:`deflate_piece`: the stored copy's gzip writes it as it is, so the
-driver deflates none of the rows): a 10^6-group run's spool in ``TMPDIR`` is a fraction
-of the JSON output's size; read back, every output is byte for byte what the same rows
-in a list give (tests/spark/test_streamed_sinks.py, tests/release/test_row_spool.py).
+A block is its 48-byte :data:`HEADER`, its items' text compressed by LZ4 (:data:`CODEC`,
+Arrow's LZ4 frame codec at its level 1: pyarrow is a core dependency), its batch as an
+Arrow IPC stream with LZ4-compressed buffers and, when a ledger will store the record,
+its text's DEFLATE piece (:func:`deflate_piece`: the stored copy's gzip writes it as it
+is, so the driver deflates none of the rows): a 10^6-group run's spool in ``TMPDIR`` is
+about half the JSON output's size (~150 bytes a 320-byte record row with its table row,
+~70 more for the DEFLATE piece; zstd level 1, the codec before s39-pack, took ~85 for
+the two, at about 1.6× LZ4's CPU to compress in the tasks and 2.2× to decompress on the
+driver, which reads the text twice — the larger blocks cost the JVM that carries them
+to the driver ~3 CPU-s at 8·10^6 cells: docs/results.md §5.3c); read back, every output is
+byte for byte what the same rows in a list give (tests/spark/test_streamed_sinks.py,
+tests/release/test_row_spool.py).
 
 :func:`row_blocks` reads the rows of a record either way: an in-memory list (a run drawn
 on the driver, a replayed record) in slices of :data:`BLOCK_ROWS` rows, or a spool's
@@ -48,8 +53,9 @@ from dprect.release.deflate import deflater
 
 #: an in-memory list of rows is read in slices of this many rows (:func:`row_blocks`)
 BLOCK_ROWS = 4096
-#: each spooled block's codec and level (module notes)
-CODEC, LEVEL = "zstd", 1
+#: each spooled block's codec and level (module notes): the text's and the IPC
+#: buffers' (Arrow's ``"lz4"``: the LZ4 frame format, in both)
+CODEC, LEVEL = "lz4", 1
 #: a spooled block's header: its rows, the size of its JSON items' text and its compressed
 #: size, the size of its table rows' Arrow IPC stream (0: none), the size of its text's
 #: deflate piece (0: none) (bytes), that piece's level (-1: none)

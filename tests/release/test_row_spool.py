@@ -108,8 +108,9 @@ def test_a_block_text_as_bytes_packs_as_its_text_and_must_be_ascii() -> None:
 
 def test_the_spool_on_disk_is_a_fraction_of_the_rows_pickle() -> None:
     """Describe's rows, 8 blocks of 4,096: the spool's file — each block its header, its
-    compressed text and its batch — is under half the bare pickles' bytes (the bare
-    pickle, before, was all of it), the text under a fifth of its size."""
+    compressed text and its batch — is under two thirds of the bare pickles' bytes (the
+    bare pickle, before, was all of it; LZ4 since s39-pack, ~0.58 here, zstd's under
+    half), the text under a fifth of its size."""
     spool = RowSpool()
     try:
         blocks = [_rows(4096 * b, 4096, b) for b in range(8)]
@@ -118,7 +119,7 @@ def test_the_spool_on_disk_is_a_fraction_of_the_rows_pickle() -> None:
         spool._file.flush()
         bare = sum(len(pickle.dumps(b, protocol=pickle.HIGHEST_PROTOCOL)) for b in blocks)
         on_disk = os.path.getsize(spool.path)
-        assert on_disk < bare / 2, (on_disk, bare)
+        assert on_disk < bare * 2 / 3, (on_disk, bare)
         with open(spool.path, "rb") as fh:
             rows, text, packed, table, _, _ = HEADER.unpack(fh.read(HEADER.size))
         assert rows == 4096 and text == len(item_lines(blocks[0]))
