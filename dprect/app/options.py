@@ -113,7 +113,8 @@ LEDGER_OPTIONS = (
               "the run reserves its budget there before releasing anything; create it once "
               "with `dprect budget init`"),
     RunOption("dataset", "str", "dataset id charged in the ledger (and naming a fit's row "
-              "in the results table; default there: the input)"),
+              "in the results table, or titling an aggregate's plot; default there: the "
+              "input)"),
     RunOption("run_id", "str", "idempotency key: a released run id is not run again "
               "(default: a fresh random id)"),
     RunOption("cap_epsilon", "float", "cap on the dataset's total epsilon (with cap delta)"),

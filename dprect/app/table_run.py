@@ -52,7 +52,8 @@ def table_run(values: Mapping[str, Any], name: Callable[[str], str] = str) -> Ta
                            name, select=selection is not None)
     ledger = LedgerSettings.build(values.get("ledger"), values.get("dataset"),
                                   values.get("run_id"), values.get("cap_epsilon"),
-                                  values.get("cap_delta"))
+                                  values.get("cap_delta"),
+                                  names_results=values.get("plot") is not None)  # its title
     return TableRun(source, groups, ledger, JsonSink(name("output"), str(values["output"])),
                     selection)
 

@@ -36,7 +36,12 @@ class LabelText:
 
 def check_label_value(value: object) -> PositiveLabel | LabelText:
     """A positive label must be a number, a string or a boolean (or :class:`LabelText`);
-    a number must be finite. Checked without any data."""
+    a number must be finite; a text must not be empty or blank (an empty CSV cell is
+    null to Spark's reader and "" to Arrow's: the engines would not agree on it, as
+    for an empty group or class). Checked without any data."""
+    text = value.text if isinstance(value, LabelText) else value
+    if isinstance(text, str) and not text.strip():
+        raise ParameterError("the positive label is empty or blank: give a label value")
     if isinstance(value, LabelText | bool | str):
         return value
     if isinstance(value, numbers.Real):

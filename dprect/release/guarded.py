@@ -62,8 +62,9 @@ class LedgerSettings:
               *, names_results: bool = False) -> LedgerSettings | None:
         """Validate the ledger options (None when no ledger is configured). Without a
         ledger a dataset id is refused unless it may name results elsewhere
-        (``names_results``: a fit's, naming its row in a results table; a fit's config
-        keeps it for that) — elsewhere it would be ignored."""
+        (``names_results``: a fit's, naming its row in a results table — a fit's config
+        keeps it for that — or an aggregate's plot, titled by it) — elsewhere it would be
+        ignored."""
         if path is None:
             if dataset is not None and not names_results:
                 raise ParameterError("a dataset id names the dataset a ledger charges: "

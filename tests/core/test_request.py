@@ -49,7 +49,10 @@ def test_request_is_frozen_typed_and_validated():
                          ({"margin_law": 3}, "margin_law must be one of"),
                          ({"invalid_rows": "skip"}, "invalid_rows must be one of drop, error"),
                          ({"positive_label": float("nan")}, "positive label must be finite"),
-                         ({"positive_label": [1]}, "positive label must be a number")]:
+                         ({"positive_label": [1]}, "positive label must be a number"),
+                         # an empty label: "" to Arrow's CSV reader, null to Spark's
+                         ({"positive_label": ""}, "positive label is empty"),
+                         ({"positive_label": LabelText(" ")}, "positive label is empty")]:
         with pytest.raises(ParameterError, match=message):
             FitRequest(**{"epsilon": 1.0, "delta": 1e-6, **bad})
 
