@@ -335,11 +335,11 @@ def test_a_dataset_id_without_a_ledger_titles_the_plot(
     """``--dataset`` without ``--ledger`` is refused where it would name nothing
     (s39-edges), but a plot is titled by it, as before that refusal (s39-review): the run
     is accepted with ``--plot`` and refused without it, nothing written then."""
-    code, out, err = run(describe_argv(data, tmp_path, "--dataset", "sales", "--plot",
+    code, _out, err = run(describe_argv(data, tmp_path, "--dataset", "sales", "--plot",
                                        str(tmp_path / "d.png")), capsys)
     assert code == 0, err
     assert (tmp_path / "d.png").exists()
-    code, out, err = run(describe_argv(data, tmp_path, "--dataset", "sales",
+    code, _out, err = run(describe_argv(data, tmp_path, "--dataset", "sales",
                                        output="other.json"), capsys)
     assert code == 2 and "give a ledger path (--ledger) too" in err, err
     assert not (tmp_path / "other.json").exists()
