@@ -19,6 +19,15 @@ non-decreasing in |r|: tabulated on r_i = 10^-4·2^(i/64) and read at the first 
 ≥ |r| (:func:`mixed_quantile_at`, never below the true H); above the grid,
 r·q' + ln(1/(α·SPLIT)) with q' the count quantile at α·(1 − SPLIT).
 
+The miss P(|L + r·Z_n| > h) = Σ_z P(|Z_n| = z)·P(|L + r·z| > h) + the far tail is summed
+by numpy's pairwise sum of the rounded products (``ndarray.sum``: a fixed order), never
+as a BLAS dot product (``p @ m``): OpenBLAS splits a long dot product over its threads
+(up to 2^16 terms here), so its rounding — and in a rare bisection step H, hence the
+released intervals — depended on how many BLAS threads the process had (one where
+``OMP_NUM_THREADS=1`` was set before numpy loaded, as in Spark's workers; the cores
+elsewhere: docs/results.md §5.3b 'intervals without BLAS'), and the threads spun on each
+call.
+
 **Sum.** Released R = p·c + γ·S̃ (p the pivot), target V = p·n + T (T the exact centred
 clamped sum): for ñ > 0, R ± (s·H(|p|/s) + 3γ/2) at level α₁ = α·(1 − SPLIT); for ñ ≤ 0,
 V ∈ [min(0, q₂L), max(0, q₂U)] with q₂ the count quantile at α₂ = α·SPLIT (α₁ + α₂ = α).
@@ -170,7 +179,9 @@ def mixed_quantile(r: float, rate: float, alpha: float) -> float:
     shifts = abs(r) * z
 
     def miss(h: float) -> float:
-        return float(p @ _laplace_miss(h, shifts)) + far
+        terms = _laplace_miss(h, shifts)
+        terms *= p
+        return float(terms.sum()) + far  # numpy's pairwise sum, not BLAS (module notes)
 
     lo, hi = 0.0, math.log(2.0 / alpha) + abs(r) * (count_quantile(rate, alpha / 2) + 1)
     while miss(hi) > alpha:

@@ -295,6 +295,29 @@ def test_the_laplace_miss_is_the_branches_bit_for_bit_with_two_exponentials(monk
     assert sum(exps) == 2 * len(shifts)
 
 
+def test_h_does_not_depend_on_the_blas_threads() -> None:
+    """H sums its miss in a fixed order (numpy's pairwise sum), not by a BLAS dot
+    product, whose rounding depends on how many threads OpenBLAS splits it over: the
+    same H (hence the same released intervals) with 1, 2 or 4 BLAS threads. The point is
+    the one where the describe digest's variance intervals differed with the threads
+    (``p @ m``: 6.7844085421297455 on one thread, 6.784408542135017 on two; docs/results.md
+    §5.3b); power check: the dot product itself differs with the threads here, so the
+    test fails if the miss goes back to BLAS."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    rate, alpha = 0.0005078124994921875, 0.025000000000000022
+    r = intervals._grid_point(196)
+    z, p, _far = intervals._count_law(rate, alpha)
+    terms = intervals._laplace_miss(6.78440854213, abs(r) * z)
+    dots, hs = set(), set()
+    for threads in (1, 2, 4):
+        with threadpoolctl.threadpool_limits(threads, user_api="blas"):
+            dots.add(float(p @ terms))
+            hs.add(mixed_quantile(r, rate, alpha))
+    if len(dots) == 1:
+        pytest.skip("this BLAS rounds a dot product alike on 1, 2 and 4 threads")
+    assert len(hs) == 1
+
+
 def test_the_small_group_flag_is_exact_at_any_size() -> None:
     """below_need / below_needs, the one small-group rule (describe's below_row_need, the
     quantiles' below_rows_needed): a count below its need, None without a count, a NaN
