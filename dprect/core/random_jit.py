@@ -55,6 +55,7 @@ from typing import Any
 
 import numba
 import numpy as np
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 #: every integer a compiled sampler is given stays below this (see the module docstring)
 LIMIT = 1 << 62
@@ -410,10 +411,27 @@ def _below_is_less(kind: Any, mt: Any, pool: Any, pos: Any, b: Any, m: Any, a: A
 
 @_jit
 def _gcd(a: Any, b: Any) -> Any:
-    """Euclid's gcd, compiled once per integer type (int64 and uint64 words alike)."""
-    while b:
-        a, b = b, a % b
-    return a
+    """gcd(a, b) of 0 ≤ a, b < 2^64, compiled once per integer type (int64 and uint64
+    words alike): Stein's binary gcd — g = 2^min(tz(a), tz(b)) · gcd of their odd parts,
+    by subtracting the smaller odd part from the larger and dropping the difference's
+    trailing zeros — the same integer as Euclid's, without a division (Euclid's ~30
+    64-bit divisions on a 56-bit U: about a third of a count noise's cost, s39-sampler).
+    Stops early where an odd part reaches 1 (a scale's power-of-two numerator)."""
+    if a == 0:
+        return b
+    if b == 0:
+        return a
+    shift = trailing_zeros(a | b)
+    a >>= trailing_zeros(a)
+    while True:
+        b >>= trailing_zeros(b)
+        if a > b:
+            a, b = b, a
+        if a == 1:
+            return a << shift
+        b -= a
+        if b == 0:
+            return a << shift
 
 
 @_jit
