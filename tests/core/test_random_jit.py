@@ -103,6 +103,24 @@ def test_the_compiled_gcd_is_maths() -> None:
     assert {str(sig.return_type) for sig in jit._gcd.nopython_signatures} >= {"int64", "uint64"}
 
 
+def test_the_compiled_stable_order_is_numpys_merge_sort() -> None:
+    """_stable_order (a side's levels ordered: by insertion up to _INSERTION keys since
+    s39-sampler) is ``np.argsort(kind="mergesort")`` — the one stable order — on every
+    length around the switch, with many ties, all equal, sorted either way, and keys up
+    to MAX_LEVEL and int64's ends."""
+    gen = np.random.default_rng(7)
+    arrays = [np.zeros(0, dtype=np.int64)]
+    for n in [*range(1, jit._INSERTION + 3), 40, 100, 1000]:
+        arrays += [gen.integers(0, 4, n), gen.integers(0, MAX_LEVEL + 1, n),
+                   np.full(n, 5), np.arange(n), np.arange(n)[::-1].copy(),
+                   gen.integers(-2**63, 2**63 - 1, n, endpoint=True)]
+    for keys in arrays:
+        keys = np.asarray(keys, dtype=np.int64)
+        got = jit._stable_order(keys)
+        assert got.dtype == np.int64
+        assert np.array_equal(got, np.argsort(keys, kind="mergesort")), keys
+
+
 # -- the stream ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("seed", SEEDS)
