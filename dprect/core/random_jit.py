@@ -55,7 +55,7 @@ from typing import Any
 
 import numba
 import numpy as np
-from numba.cpython.unsafe.numbers import trailing_zeros
+from numba.cpython.unsafe.numbers import trailing_zeros as _cttz
 
 #: every integer a compiled sampler is given stays below this (see the module docstring)
 LIMIT = 1 << 62
@@ -73,6 +73,8 @@ _B = np.uint64(0x9D2C5680)
 _C = np.uint64(0xEFC60000)
 _LIMIT = np.int64(LIMIT)
 _TOP = np.uint64(1 << 63)
+#: numba's count of trailing zero bits (LLVM's cttz) of a nonzero integer, its type kept
+_trailing_zeros: Any = _cttz
 
 
 
@@ -421,10 +423,10 @@ def _gcd(a: Any, b: Any) -> Any:
         return b
     if b == 0:
         return a
-    shift = trailing_zeros(a | b)
-    a >>= trailing_zeros(a)
+    shift = _trailing_zeros(a | b)
+    a >>= _trailing_zeros(a)
     while True:
-        b >>= trailing_zeros(b)
+        b >>= _trailing_zeros(b)
         if a > b:
             a, b = b, a
         if a == 1:
