@@ -82,6 +82,45 @@ def test_the_compiled_bit_length_is_ints() -> None:
             assert jit._bit_length(np.int64(v)) == v.bit_length()
 
 
+def test_the_compiled_gcd_is_maths() -> None:
+    """_gcd (binary since s39-sampler: every Bernoulli round's a/(b·k) in lowest terms,
+    each geometric draw's U/t) is math.gcd on 0 … 2^64 − 1, as int64 and uint64 alike
+    (its type kept): zeros, ones, equal pairs, powers of two against odd and even
+    numbers (a count's scale numerator is one), multiples, and random widths."""
+    gen = random.Random(6)
+    values = [0, 1, 2, 3, 2**62 - 1, 2**62, 2**63 - 1, 2**63, 2**64 - 1,
+              *(2**k for k in range(64)), *(3 * 2**k for k in range(62))]
+    pairs = [(a, b) for a in values for b in values]
+    for _ in range(20000):
+        a, b = gen.getrandbits(gen.randint(1, 64)), gen.getrandbits(gen.randint(1, 64))
+        pairs += [(a, b), (a, a * 7 % 2**64), (a, b << gen.randrange(8) & (2**64 - 1))]
+    for a, b in pairs:
+        want = math.gcd(a, b)
+        got = jit._gcd(np.uint64(a), np.uint64(b))
+        assert got == want and isinstance(got, np.uint64 | int), (a, b, got)
+        if a < 2**63 and b < 2**63:
+            assert jit._gcd(np.int64(a), np.int64(b)) == want, (a, b)
+    assert {str(sig.return_type) for sig in jit._gcd.nopython_signatures} >= {"int64", "uint64"}
+
+
+def test_the_compiled_stable_order_is_numpys_merge_sort() -> None:
+    """_stable_order (a side's levels ordered: by insertion up to _INSERTION keys since
+    s39-sampler) is ``np.argsort(kind="mergesort")`` — the one stable order — on every
+    length around the switch, with many ties, all equal, sorted either way, and keys up
+    to MAX_LEVEL and int64's ends."""
+    gen = np.random.default_rng(7)
+    arrays = [np.zeros(0, dtype=np.int64)]
+    for n in [*range(1, jit._INSERTION + 3), 40, 100, 1000]:
+        arrays += [gen.integers(0, 4, n), gen.integers(0, MAX_LEVEL + 1, n),
+                   np.full(n, 5), np.arange(n), np.arange(n)[::-1].copy(),
+                   gen.integers(-2**63, 2**63 - 1, n, endpoint=True)]
+    for keys in arrays:
+        keys = np.asarray(keys, dtype=np.int64)
+        got = jit._stable_order(keys)
+        assert got.dtype == np.int64
+        assert np.array_equal(got, np.argsort(keys, kind="mergesort")), keys
+
+
 # -- the stream ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("seed", SEEDS)
