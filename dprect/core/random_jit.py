@@ -57,6 +57,8 @@ import numba
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros as _cttz
 
+from dprect.core.jit_cache import cached_njit
+
 #: every integer a compiled sampler is given stays below this (see the module docstring)
 LIMIT = 1 << 62
 DONE, PAUSE, BOUND = 0, 1, 2
@@ -79,12 +81,14 @@ _trailing_zeros: Any = _cttz
 
 
 def _jit(fn: Any) -> Any:
-    """``fn`` compiled by numba and cached on disk. Where no cache location can be
-    written (a read-only installation, without ``NUMBA_CACHE_DIR``) this module is not
-    used — an ImportError, so the Python samplers run: compiling every kernel in every
-    process takes ten seconds and more, more than most runs' draws."""
+    """``fn`` compiled by numba and cached on disk, the cache kept no older than the
+    package's sources (:func:`dprect.core.jit_cache.cached_njit`: numba checks a
+    kernel's own file only, not the modules it calls). Where no cache location can be
+    written or kept fresh (a read-only installation, without ``NUMBA_CACHE_DIR``) this
+    module is not used — an ImportError, so the Python samplers run: compiling every
+    kernel in every process takes ten seconds and more, more than most runs' draws."""
     try:
-        return numba.njit(cache=True)(fn)
+        return cached_njit(fn)
     except RuntimeError as e:  # numba: "cannot cache function …: no locator available"
         raise ImportError("no cache location for the compiled samplers") from e
 

@@ -4,9 +4,11 @@ numba is an optional dependency (the ``spark`` extra); every compiled kernel has
 twin that gives the same answers, so a caller asks :func:`compile_kernel` and runs the
 numpy steps when it returns None. The compiled code is cached on disk by numba
 (``cache=True``: compiled once per installation, loaded in a fraction of a second by every
-later process), for the process only where no cache location can be written (a read-only
-installation). numba is imported on the first call only, so a caller decides when a task is
-large enough to pay for loading it (about 0.4 s).
+later process; the cache is emptied first where any source of the package changed since it
+was written: :mod:`dprect.core.jit_cache`, as numba checks a kernel's own file only), for
+the process only where no cache location can be written or kept fresh (a read-only
+installation). numba is imported on the first call only, so a caller decides when a task
+is large enough to pay for loading it (about 0.4 s).
 
 A kernel may call other plain-Python functions of its module (a step several kernels
 share: ``calls``). numba types a global name as it finds it in the function's globals when
@@ -21,6 +23,8 @@ from __future__ import annotations
 import types
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from dprect.core.jit_cache import cached_njit
 
 _compiled: dict[tuple[str, str], Callable[..., Any] | None] = {}
 
@@ -44,9 +48,9 @@ def compile_kernel(fn: Callable[..., Any], calls: Sequence[Callable[..., Any]] =
             fn = types.FunctionType(plain.__code__, {**plain.__globals__, **steps},
                                     plain.__name__, plain.__defaults__, plain.__closure__)
             fn.__qualname__, fn.__doc__ = plain.__qualname__, plain.__doc__
-        try:
-            _compiled[key] = numba.njit(cache=True, nogil=True)(fn)
-        except Exception:  # no writable cache location: compile for this process only
+        try:  # cached on disk, the cache checked against the package's sources
+            _compiled[key] = cached_njit(fn, nogil=True)
+        except Exception:  # no cache location that can be kept fresh: this process only
             _compiled[key] = numba.njit(cache=False, nogil=True)(fn)
     return _compiled[key]
 
