@@ -172,14 +172,15 @@ def check_classes(classes: object) -> list[PositiveLabel | LabelText]:
         raise ParameterError("the list of classes is empty")
     if len(listed) > MAX_CLASSES:
         raise ParameterError(f"at most {MAX_CLASSES} classes in one run")
-    values = [check_label_value(v.item() if isinstance(v, np.generic) else v)
-              for v in listed]
-    if any(not (v.text if isinstance(v, LabelText) else v).strip() for v in values
+    if any(not (v.text if isinstance(v, LabelText) else v).strip() for v in listed
            if isinstance(v, str | LabelText)):
         # as an empty listed group is (dprect.app.groups.check_no_empty_group): 'a,,b'
-        # was skipped on the command line but read as a class from a list
+        # was skipped on the command line but read as a class from a list (checked before
+        # each class as a label, whose own refusal of an empty label names no class)
         raise ParameterError("the list of classes holds an empty class (e.g. 'a,,b' or a "
                              "comma at an end): list only non-empty classes")
+    values = [check_label_value(v.item() if isinstance(v, np.generic) else v)
+              for v in listed]
     keys = [label_key(v) for v in values]
     seen: set[str] = set()
     for k in keys:
