@@ -39,8 +39,7 @@ def check_label_value(value: object) -> PositiveLabel | LabelText:
     a number must be finite; a text must not be empty or blank (an empty CSV cell is
     null to Spark's reader and "" to Arrow's: the engines would not agree on it, as
     for an empty group or class). Checked without any data."""
-    text = value.text if isinstance(value, LabelText) else value
-    if isinstance(text, str) and not text.strip():
+    if _blank(value):
         raise ParameterError("the positive label is empty or blank: give a label value")
     if isinstance(value, LabelText | bool | str):
         return value
@@ -50,6 +49,12 @@ def check_label_value(value: object) -> PositiveLabel | LabelText:
         return value  # type: ignore[return-value]
     raise ParameterError("the positive label must be a number, a string or a boolean, "
                          f"got {type(value).__name__}")
+
+
+def _blank(value: object) -> bool:
+    """Whether ``value`` is an empty or blank text (a str or :class:`LabelText`)."""
+    text = value.text if isinstance(value, LabelText) else value
+    return isinstance(text, str) and not text.strip()
 
 
 def _describe(value: object) -> str:
@@ -172,8 +177,7 @@ def check_classes(classes: object) -> list[PositiveLabel | LabelText]:
         raise ParameterError("the list of classes is empty")
     if len(listed) > MAX_CLASSES:
         raise ParameterError(f"at most {MAX_CLASSES} classes in one run")
-    if any(not (v.text if isinstance(v, LabelText) else v).strip() for v in listed
-           if isinstance(v, str | LabelText)):
+    if any(map(_blank, listed)):
         # as an empty listed group is (dprect.app.groups.check_no_empty_group): 'a,,b'
         # was skipped on the command line but read as a class from a list (checked before
         # each class as a label, whose own refusal of an empty label names no class)
