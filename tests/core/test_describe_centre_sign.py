@@ -164,18 +164,21 @@ def test_the_check_re_derives_the_sign_draws_share():
     for split, tier in zip(report.details["splits_by_released_count"],
                            [*p.tiers, p.pooled], strict=True):
         assert split["centre: sign"] == pytest.approx(tier.centre_epsilon / 4, rel=1e-9)
-    original = aggregates.centre_rates
-
-    def more(rate: Fraction) -> tuple[Fraction, Fraction]:
-        sign, magnitude = original(rate)
+    # the rates the samplers are given (a split's ``sign_rate`` / ``magnitude_rate``),
+    # patched where the splits read them; the row needs keep the true split
+    def more(tier: aggregates.Tier) -> tuple[Fraction, Fraction]:
+        sign, magnitude = tail_bounds.centre_rates(tier.centre_rate)
         return sign * Fraction(101, 100), magnitude
 
-    def unsigned(rate: Fraction) -> tuple[Fraction, Fraction]:
-        return Fraction(0), Fraction(rate)
+    def unsigned(tier: aggregates.Tier) -> tuple[Fraction, Fraction]:
+        return Fraction(0), tier.centre_rate
 
     for patched in (more, unsigned):
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(aggregates, "centre_rates", patched)
+            mp.setattr(aggregates.Tier, "sign_rate",
+                       property(lambda t, f=patched: f(t)[0]))  # type: ignore[misc]
+            mp.setattr(aggregates.Tier, "magnitude_rate",
+                       property(lambda t, f=patched: f(t)[1]))  # type: ignore[misc]
             with pytest.raises(GuaranteeCheckError):
                 plan_describe(1.0, 2)
 
