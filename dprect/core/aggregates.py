@@ -215,8 +215,8 @@ def centre_rows_at(centre_epsilon: float, beta: float) -> int:
     magnitude bin outside the data has depth 0 and the median's depth ≥ n/2, so
     P(outside) ≤ h·e^{−ε₂·n/4}; a class without rows has score 0 against the other's n,
     so P ≤ e^{−ε₁·n/2} (docs/privacy.md §11, Lemma D2). At the defaults the magnitude's
-    term is the larger (it is whenever h²·β ≥ 2): (16/(3ε_c))·ln(2^16/β), 4/3 of the
-    float-order median's."""
+    term is the larger (with ε₁ = ε_c/5 it is whenever h·β ≥ 2): (5/ε_c)·ln(2^16/β), 5/4
+    of the float-order median's."""
     sign_rate, magnitude_rate = centre_rates(Fraction(centre_epsilon) / 2)
     eps_sign, eps_mag = float(2 * sign_rate), float(2 * magnitude_rate)
     return math.ceil(max(CENTRE_ROWS_FACTOR / eps_mag * math.log(2 * _MAGNITUDE_BINS / beta),
