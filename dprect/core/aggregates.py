@@ -209,14 +209,16 @@ def centre_rows_at(centre_epsilon: float, beta: float) -> int:
     :func:`~dprect.core.tail_bounds.draw_centre_from_counts`) lies, with probability
     ≥ 1 − β, within the group's magnitudes — |c| between the bins of its smallest and
     largest |x| — on a sign class the group's rows take: ⌈max((4/ε₂)·ln(2h/β),
-    (2/ε₁)·ln(2/β))⌉, ε₁ = SIGN_SHARE·ε_c, ε₂ = ε_c − ε₁, h = 2^(11 + CENTRE_BITS) the
-    magnitude's bins. Each draw fails with probability ≤ β/2: a magnitude bin outside
-    the data has depth 0 and the median's depth ≥ n/2, so P(outside) ≤ h·e^{−ε₂·n/4};
-    a class without rows has score 0 against the other's n, so P ≤ e^{−ε₁·n/2}
-    (docs/privacy.md §11, Lemma D2). At the defaults the magnitude's term is the larger
-    (it is whenever h²·β ≥ 2): (16/(3ε_c))·ln(2^16/β), 4/3 of the float-order median's."""
-    eps_sign = float(SIGN_SHARE) * centre_epsilon
-    eps_mag = centre_epsilon - eps_sign
+    (2/ε₁)·ln(2/β))⌉, ε₁ = SIGN_SHARE·ε_c, ε₂ = ε_c − ε₁ (the samplers' exact split,
+    :func:`~dprect.core.tail_bounds.centre_rates`: the one place it is made), h =
+    2^(11 + CENTRE_BITS) the magnitude's bins. Each draw fails with probability ≤ β/2: a
+    magnitude bin outside the data has depth 0 and the median's depth ≥ n/2, so
+    P(outside) ≤ h·e^{−ε₂·n/4}; a class without rows has score 0 against the other's n,
+    so P ≤ e^{−ε₁·n/2} (docs/privacy.md §11, Lemma D2). At the defaults the magnitude's
+    term is the larger (with ε₁ = ε_c/5 it is whenever h·β ≥ 2): (5/ε_c)·ln(2^16/β), 5/4
+    of the float-order median's."""
+    sign_rate, magnitude_rate = centre_rates(Fraction(centre_epsilon) / 2)
+    eps_sign, eps_mag = float(2 * sign_rate), float(2 * magnitude_rate)
     return math.ceil(max(CENTRE_ROWS_FACTOR / eps_mag * math.log(2 * _MAGNITUDE_BINS / beta),
                          SIGN_ROWS_FACTOR / eps_sign * math.log(2 / beta)))
 

@@ -71,8 +71,13 @@ from dprect.core.randomness import RandomSource
 #: centre, a bin's smallest float, lies within 1/16 of the median, not in a thin tail)
 CENTRE_BITS = 4
 #: the share of the centre's ε_c its sign class takes (the magnitude the rest), exact:
-#: ε₁ = SIGN_SHARE·ε_c, ε₂ = ε_c − ε₁ (docs/privacy.md §11, Lemma D2)
-SIGN_SHARE = Fraction(1, 4)
+#: ε₁ = SIGN_SHARE·ε_c, ε₂ = ε_c − ε₁ (docs/privacy.md §11, Lemma D2). The centre's row
+#: need max((4/ε₂)·ln(2h/β), (2/ε₁)·ln(2/β)) (h = 2^15 magnitude bins) is least where the
+#: two terms are equal, at the share 2·ln(2/β)/(2·ln(2/β) + 4·ln(2h/β)) = 0.174 at
+#: β = 10⁻³; 1/5 is that share at β = 2/h = 2^−14 (the magnitude's term binds for every
+#: larger β), 3% above the least need at 10⁻³ (1/4, before: 10%; docs/privacy.md §11,
+#: "Accuracy")
+SIGN_SHARE = Fraction(1, 5)
 #: the candidates are edges of FloatBins(4) bins, the centre's grid: so one pass's
 #: per-bin counts and sums serve the centre, the searches and the clamped sum
 #: (describe_stats.BinStatistics; docs/privacy.md §11)

@@ -54,7 +54,7 @@ def test_the_folded_histogram_is_the_histogram_of_the_magnitudes():
 
 def test_the_product_draws_the_references_centre_for_a_seed():
     """The product's centre from the folded histogram equals, draw for draw, the
-    reference's from the rows (tests/describe_reference.py: its own share 1/4, the sign
+    reference's from the rows (tests/describe_reference.py: its own share 1/5, the sign
     first, then |x|'s median): a wrong ``SIGN_SHARE`` or draw order disagrees. A centre
     of magnitude 0 is +0.0 on either sign."""
     gen = np.random.default_rng(2)
@@ -91,12 +91,14 @@ def _signs(neg: int, pos: int, rates: tuple[Fraction, Fraction], draws: int) -> 
 
 def test_the_sign_draw_has_its_exact_law():
     """The sign class is drawn with P(−) = 1/(1 + e^{(ε₁/2)·(#{x ≥ 0} − #{x < 0})}),
-    ε₁ = ε_c/4 (χ² on 4,000 draws, p > 10⁻³). Power: the same draws reject the law of
-    the share 1/2 (and of a sign drawn at the whole ε_c) at p < 10⁻⁶."""
+    ε₁ = ε_c/5 (χ² on 4,000 draws, p > 10⁻³). Power: the same draws reject the law of
+    the share before (1/4), of the nearest other small share (1/6), of 1/2 and of a sign
+    drawn at the whole ε_c at p < 10⁻⁶ (8 more rows on one side than the other: near
+    where a share's law moves most with it; 1/4 is ~8 standard errors away)."""
     eps_c = Fraction(2)
     tier_rates = tail_bounds.centre_rates(eps_c / 2)
-    assert tier_rates == (Fraction(1, 4), Fraction(3, 4))
-    neg, pos, draws = 3, 6, 4000
+    assert tier_rates == (Fraction(1, 5), Fraction(4, 5))
+    neg, pos, draws = 2, 10, 4000
     got = _signs(neg, pos, tier_rates, draws)
 
     def pvalue(share: Fraction) -> float:
@@ -104,7 +106,9 @@ def test_the_sign_draw_has_its_exact_law():
         return float(chisquare([got, draws - got],
                                [draws * p_neg, draws * (1 - p_neg)]).pvalue)
 
-    assert pvalue(Fraction(1, 4)) > 1e-3
+    assert pvalue(Fraction(1, 5)) > 1e-3
+    assert pvalue(Fraction(1, 4)) < 1e-6
+    assert pvalue(Fraction(1, 6)) < 1e-6
     assert pvalue(Fraction(1, 2)) < 1e-6
     assert pvalue(Fraction(1)) < 1e-6
 
@@ -122,20 +126,21 @@ def test_the_sign_draw_is_exact_on_a_two_point_law():
 
 
 @pytest.mark.parametrize("epsilon", [0.5, 1.0, 4.0])
-def test_the_row_need_holds_and_is_tight_for_a_magnitude_at_three_quarters(epsilon):
+def test_the_row_need_holds_and_is_tight_for_a_magnitude_at_four_fifths(epsilon):
     """centre_rows_at(ε_c): on r rows the centre (the reference's exact law, its own
-    share 1/4) misses the data's magnitudes or sign with probability ≤ β, on data in two
+    share 1/5) misses the data's magnitudes or sign with probability ≤ β, on data in two
     bins (where the bound h·e^{−ε₂n/4} is nearly tight), wide data and one-signed data;
     on 0.8·r rows it does not (P > β). A threshold computed for a median at the whole
-    ε_c (the thresholds before the sign draw: 3/4 of r), a wrong ``CENTRE_ROWS_FACTOR``,
-    ``SIGN_ROWS_FACTOR`` or ``SIGN_SHARE`` fails here."""
+    ε_c (the thresholds before the sign draw: 4/5 of r), a wrong ``CENTRE_ROWS_FACTOR``,
+    ``SIGN_ROWS_FACTOR`` or ``SIGN_SHARE`` fails here (the share before, 1/4, needs
+    16/15 of r: its 0.8·r fails too)."""
     p = plan_describe(epsilon, 1)
     for tier in p.tiers[:-1]:
         r = aggregates.centre_rows_at(tier.centre_epsilon, p.beta)
-        eps2 = tier.centre_epsilon * 3 / 4
+        eps2 = tier.centre_epsilon * 4 / 5
         h = 1 << (11 + tail_bounds.CENTRE_BITS)
         assert r == math.ceil(max(4 / eps2 * math.log(2 * h / p.beta),
-                                  2 / (tier.centre_epsilon / 4) * math.log(2 / p.beta)))
+                                  2 / (tier.centre_epsilon / 5) * math.log(2 / p.beta)))
         gen = np.random.default_rng(5)
         for x in (two_bins(r), gen.lognormal(0.0, 8.0, r) * gen.choice([-1.0, 1.0], r),
                   -gen.uniform(1e9, 1e9 + 3e7, r)):
@@ -154,28 +159,31 @@ def two_bins(n: int) -> np.ndarray:
 
 def test_the_check_re_derives_the_sign_draws_share():
     """The guarantee check reads the sign and magnitude rates the sampler is given and
-    states each draw's ε (the sign's ε_c/4); a sign drawn at 1% more is refused, and so
+    states each draw's ε (the sign's ε_c/5); a sign drawn at 1% more is refused, and so
     is an own centre that draws one of the two and not the other."""
     p = plan_describe(1.0, 2)
     report = check_describe_plan(p)
     first = report.details["per_column"]
-    assert first["centre: sign"] == pytest.approx(p.centre_epsilon / 4, rel=1e-9)
-    assert first["centre: magnitude"] == pytest.approx(p.centre_epsilon * 3 / 4, rel=1e-9)
+    assert first["centre: sign"] == pytest.approx(p.centre_epsilon / 5, rel=1e-9)
+    assert first["centre: magnitude"] == pytest.approx(p.centre_epsilon * 4 / 5, rel=1e-9)
     for split, tier in zip(report.details["splits_by_released_count"],
                            [*p.tiers, p.pooled], strict=True):
-        assert split["centre: sign"] == pytest.approx(tier.centre_epsilon / 4, rel=1e-9)
-    original = aggregates.centre_rates
-
-    def more(rate: Fraction) -> tuple[Fraction, Fraction]:
-        sign, magnitude = original(rate)
+        assert split["centre: sign"] == pytest.approx(tier.centre_epsilon / 5, rel=1e-9)
+    # the rates the samplers are given (a split's ``sign_rate`` / ``magnitude_rate``),
+    # patched where the splits read them; the row needs keep the true split
+    def more(tier: aggregates.Tier) -> tuple[Fraction, Fraction]:
+        sign, magnitude = tail_bounds.centre_rates(tier.centre_rate)
         return sign * Fraction(101, 100), magnitude
 
-    def unsigned(rate: Fraction) -> tuple[Fraction, Fraction]:
-        return Fraction(0), Fraction(rate)
+    def unsigned(tier: aggregates.Tier) -> tuple[Fraction, Fraction]:
+        return Fraction(0), tier.centre_rate
 
     for patched in (more, unsigned):
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(aggregates, "centre_rates", patched)
+            mp.setattr(aggregates.Tier, "sign_rate",
+                       property(lambda t, f=patched: f(t)[0]))  # type: ignore[misc]
+            mp.setattr(aggregates.Tier, "magnitude_rate",
+                       property(lambda t, f=patched: f(t)[1]))  # type: ignore[misc]
             with pytest.raises(GuaranteeCheckError):
                 plan_describe(1.0, 2)
 

@@ -315,7 +315,7 @@ def test_a_pooled_centre_costs_each_row_the_centre_epsilon_once(monkeypatch):
     def law(x: np.ndarray) -> tuple[tuple[float, float], Pieces]:
         m = magnitude_pieces(x)  # the sign × magnitude law at ε (Lemma D2)
         return sign_weights(x, Fraction(eps) / 2), Pieces(
-            m.starts, m.sizes, m.depths, eps * 3 / 4, m.grid_size)
+            m.starts, m.sizes, m.depths, eps * 4 / 5, m.grid_size)
 
     worst = 0.0
     for extra in (-50.0, 101.0, 131.0, 400.0):
@@ -334,7 +334,7 @@ def test_a_pooled_centre_costs_each_row_the_centre_epsilon_once(monkeypatch):
     assert len(splits) == len(p.tiers) + 1
     assert splits[-1]["centre: sign"] + splits[-1]["centre: magnitude"] == pytest.approx(
         tier.centre_epsilon, rel=1e-9)
-    assert splits[-1]["centre: sign"] == pytest.approx(tier.centre_epsilon / 4, rel=1e-9)
+    assert splits[-1]["centre: sign"] == pytest.approx(tier.centre_epsilon / 5, rel=1e-9)
     with pytest.raises(GuaranteeCheckError):
         check_describe_plan(dataclasses.replace(p, check=None, pooled=dataclasses.replace(
             tier, centre_epsilon=tier.centre_epsilon * 1.01)))
