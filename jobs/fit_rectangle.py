@@ -74,7 +74,7 @@ def settings(cfg: dict[str, Any]) -> FitSettings:
                           "got null")
     return fit_settings({**cfg, "grid": config_grid(cfg["grid"], SECTION, "feature"),
                          "positive_label": config_label(cfg["positive_label"]),
-                         "classes": config_labels(cfg["classes"])},
+                         "classes": config_labels(cfg["classes"], f"{SECTION}.classes")},
                         lambda key: f"{SECTION}.{key}")
 
 

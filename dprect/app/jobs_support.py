@@ -426,12 +426,14 @@ def config_label(value: object) -> object:
     return LabelText(value) if isinstance(value, str) else value
 
 
-def config_labels(value: object) -> object:
-    """A class list from a config: a YAML list (each entry as :func:`config_label`
-    reads it) or a comma-separated string of text labels; None stays None (anything
+def config_labels(value: object, name: str) -> object:
+    """A class list from a config (the key ``name``): a YAML list (each entry as
+    :func:`config_label` reads it) or a comma-separated string of text labels, split as
+    the command line's ``--classes`` is (:func:`~dprect.app.options.comma_entries`: an
+    empty entry refused with the same text, naming the key); None stays None (anything
     else is refused by the request's own check)."""
     if isinstance(value, str):
-        return [LabelText(t.strip()) for t in value.split(",")]  # '' refused by the request
+        return [LabelText(t) for t in comma_entries(value, "class", f"{name}: ")]
     if isinstance(value, list):
         return [config_label(v) for v in value]
     return value

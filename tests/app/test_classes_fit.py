@@ -182,6 +182,26 @@ def test_job_config_reads_a_class_list():
         fit_rectangle.settings(cfg)
 
 
+@pytest.mark.parametrize("spelled", ["x,,y", "x,y,", " "])
+def test_job_class_list_with_an_empty_entry_is_refused_as_on_the_command_line(spelled):
+    """A class list spelled with an empty entry (s40-edges item 1): the job split it by
+    hand and the request refused it in its own words; now the command line's own split
+    (options.comma_entries), the same text but for the key it names."""
+    import fit_rectangle
+
+    from dprect.app.cli import _labels
+    from dprect.app.jobs_support import section_values
+
+    base = {"input": "in.parquet", "features": ["a", "b"], "label": "y", "epsilon": 1.0,
+            "delta": 1e-6, "output": "out.json"}
+    cfg = section_values({"fit": {**base, "classes": spelled}}, "fit", fit_rectangle.OPTIONS)
+    with pytest.raises(dprect.ParameterError) as job_error:
+        fit_rectangle.settings(cfg)
+    with pytest.raises(dprect.ParameterError) as cli_error:
+        _labels(spelled)
+    assert str(job_error.value) == f"fit.classes: {cli_error.value}"
+
+
 def test_a_mutated_classes_composition_refuses_the_run(data: Path, tmp_path: Path,
                                                        capsys: pytest.CaptureFixture[str],
                                                        monkeypatch: pytest.MonkeyPatch):
