@@ -381,7 +381,9 @@ def request_options(kind: type[Any] = FitRequest, unset: Sequence[str] = ()
                     ) -> dict[str, Option]:
     """The config keys of a request (:func:`dprect.core.request.option_specs`): their
     defaults, allowed values and help are the request's; a key named in ``unset`` is
-    None unless set (the request's default then fills in; the help still names it)."""
+    None unless set (the request's default then fills in; the help still names it), and
+    so is a positive label, as on the command line (a label given is refused beside a
+    class list even when it equals the default: :func:`dprect.app.flow.fit_settings`)."""
     options = {}
     for spec in option_specs(kind):
         text = spec.help
@@ -390,9 +392,10 @@ def request_options(kind: type[Any] = FitRequest, unset: Sequence[str] = ()
         if spec.kind == "label":
             text += "; text is read against the column's type (quote yes/no/on/off, which " \
                     "YAML reads as booleans)"
-        if spec.name in unset:
+        left_none = spec.name in unset or spec.kind == "label"
+        if left_none:
             text += f" (default {spec.plain_default})"
-        options[spec.name] = Option(None if spec.name in unset else spec.plain_default,
+        options[spec.name] = Option(None if left_none else spec.plain_default,
                                     _OPTION_KINDS[spec.kind], text)
     return options
 
