@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dprect.core.errors import ParameterError
+from dprect.core.validation import is_blank
 
 #: what a label column can hold, read from its type (its schema), never from its values
 LABEL_KINDS = ("numeric", "boolean", "string", "null", "any")
@@ -52,9 +53,9 @@ def check_label_value(value: object) -> PositiveLabel | LabelText:
 
 
 def _blank(value: object) -> bool:
-    """Whether ``value`` is an empty or blank text (a str or :class:`LabelText`)."""
-    text = value.text if isinstance(value, LabelText) else value
-    return isinstance(text, str) and not text.strip()
+    """Whether ``value`` is an empty or blank text, a str or :class:`LabelText`'s
+    (:func:`~dprect.core.validation.is_blank`)."""
+    return is_blank(value.text if isinstance(value, LabelText) else value)
 
 
 def _describe(value: object) -> str:
