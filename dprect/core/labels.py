@@ -135,12 +135,19 @@ def resolve_positive_label(value: object, kind: str, column: str, *, integral: b
     raise ParameterError(f"unknown label column kind {kind!r}")
 
 
+#: where the type read by a refusal of a fractional value comes from — said in the
+#: message, as a CSV column's type depends on the data (docs/privacy.md §8, "Not protected")
+TYPE_SOURCE = ("the column's type is its schema's; a CSV file's is inferred from its "
+               "values: give Parquet or Delta for a declared type")
+
+
 def _whole(number: float, integral: bool, column: str, spelling: str, given: object
            ) -> float:
-    """``number``, refused if it has a fraction and the column holds integers."""
+    """``number``, refused if it has a fraction and the column holds integers (the
+    message names the column, the label given and :data:`TYPE_SOURCE`, never a row)."""
     if integral and not number.is_integer():
         raise ParameterError(f"the label column {column!r} holds integers: the {spelling} "
-                             f"{given!r} is not one (no row could match it)")
+                             f"{given!r} is not one (no row could match it; {TYPE_SOURCE})")
     return number
 
 
@@ -210,6 +217,7 @@ def check_classes(classes: object) -> list[PositiveLabel | LabelText]:
 __all__ = [
     "LABEL_KINDS",
     "MAX_CLASSES",
+    "TYPE_SOURCE",
     "LabelText",
     "PositiveLabel",
     "check_classes",
