@@ -41,17 +41,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-# numpy's BLAS on one thread, as in Spark's Python workers (Spark sets OMP_NUM_THREADS to
-# the task's cores there): on two threads a dot product of the intervals' count law spins
-# for milliseconds (5x the draws' CPU here)
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from spark_bench import OUTPUT, ensure_data
+from blas_threads import pin_blas_threads
+
+# numpy's BLAS on one thread, as in Spark's Python workers (blas_threads.py): before
+# numpy loads (pyarrow loads it)
+pin_blas_threads()
+
+import pyarrow as pa  # noqa: E402 (after the BLAS pin)
+import pyarrow.parquet as pq  # noqa: E402 (after the BLAS pin)
+from spark_bench import OUTPUT, ensure_data  # noqa: E402 (after the BLAS pin)
 
 #: the statistics of the run: every one (aggregate_spark.py's ALL)
 ALL = "bounds,count,sum,mean,variance,std,p1,p5,p10,p25,median,p75,p90,p95,p99"

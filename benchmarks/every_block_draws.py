@@ -49,14 +49,15 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")  # as in Spark's Python workers
-
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from aggregate_pass_profile import ALL, block_batch, merged_blobs, run_settings, seed_column
-from spark_bench import OUTPUT, draws_options, end_report, ensure_data
+from blas_threads import pin_blas_threads
+
+pin_blas_threads()  # one BLAS thread as in Spark's Python workers: before numpy loads
+
+from aggregate_pass_profile import ALL, block_batch, merged_blobs, run_settings, seed_column  # noqa: E402 (after the BLAS pin)
+from spark_bench import OUTPUT, draws_options, end_report, ensure_data  # noqa: E402 (after the BLAS pin)
 
 
 def prepared(args: argparse.Namespace, seed: int | None) -> dict[str, Any]:

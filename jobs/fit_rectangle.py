@@ -34,7 +34,6 @@ from pyspark.sql import SparkSession
 from dprect.app.classes_flow import run_any_fit
 from dprect.app.flow import FitSettings, fit_settings
 from dprect.app.jobs_support import (
-    ConfigError,
     Option,
     config_grid,
     config_label,
@@ -69,12 +68,9 @@ OPTIONS: dict[str, Option] = {
 def settings(cfg: dict[str, Any]) -> FitSettings:
     """The fit's settings from the ``fit`` section (every check that needs no data)."""
     require_keys(cfg, SECTION, ("input", "features", "label", "epsilon", "delta", "output"))
-    if cfg["positive_label"] is None:
-        raise ConfigError("fit.positive_label must be a number, true/false or a string, "
-                          "got null")
     return fit_settings({**cfg, "grid": config_grid(cfg["grid"], SECTION, "feature"),
                          "positive_label": config_label(cfg["positive_label"]),
-                         "classes": config_labels(cfg["classes"])},
+                         "classes": config_labels(cfg["classes"], f"{SECTION}.classes")},
                         lambda key: f"{SECTION}.{key}")
 
 

@@ -411,10 +411,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     from dprect.engines.numpy_fit import NumpyRoute
 
     _refuse_spark_only(args, session_flags(), (*RUN_OPTIONS, *FIT_OPTIONS))
-    values: dict[str, Any] = dict(vars(args))
-    if values["positive_label"] is None:  # not given: the request's default
-        del values["positive_label"]
-    settings = fit_settings(values, flag)
+    settings = fit_settings(vars(args), flag)  # positive_label None: not given
     if args.engine == "numpy":
         route: Any = NumpyRoute()
     else:

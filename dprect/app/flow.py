@@ -34,7 +34,13 @@ from dprect.core.expectation import (
 )
 from dprect.core.group_selection import SelectionPlan
 from dprect.core.planner import Plan, plan
-from dprect.core.request import FitRequest, Source, is_default_label, request_from
+from dprect.core.request import (
+    FitRequest,
+    Source,
+    is_default_label,
+    label_beside_classes,
+    request_from,
+)
 from dprect.core.result import FitResult
 from dprect.release.guarded import Charge, LedgerSettings, Outcome
 from dprect.release.row_pass import RowPass
@@ -87,9 +93,16 @@ def fit_settings(values: Mapping[str, Any], name: Callable[[str], str] = str) ->
     in the results table), and the optional ``positives`` and ``target_share`` (the
     expectation's public inputs), and ``select_groups`` with ``selection_epsilon`` and
     ``selection_delta`` (one rectangle per class found privately: :func:`fit_selection`).
-    Each is checked; ``name`` spells a key in messages."""
+    Each is checked; ``name`` spells a key in messages. ``positive_label`` is None (or
+    absent) unless the front was given one — the request's default then fills in — and a
+    label given is refused beside a class list or the selection even when it equals the
+    default (``--positive-label 1``, ``fit.positive_label: 1``): both fronts know it."""
+    given = values.get("positive_label") is not None
+    values = {k: v for k, v in values.items() if k != "positive_label" or given}
     request = request_from(FitRequest, values)
-    selection = fit_selection(values, name)
+    if given and request.classes is not None:  # the request's refusal, whatever the value
+        raise label_beside_classes()
+    selection = fit_selection(values, name, label_given=given)
     target_share = values.get("target_share")
     sizing = Sizing(values.get("positives"),
                     DEFAULT_TARGET_SHARE if target_share is None else target_share)
@@ -108,18 +121,22 @@ def fit_settings(values: Mapping[str, Any], name: Callable[[str], str] = str) ->
                        sizing.positives, sizing.target_share, selection)
 
 
-def fit_selection(values: Mapping[str, Any], name: Callable[[str], str] = str
-                  ) -> SelectionPlan | None:
+def fit_selection(values: Mapping[str, Any], name: Callable[[str], str] = str,
+                  label_given: bool | None = None) -> SelectionPlan | None:
     """The private selection of a fit's classes (``select_groups``: the label's values
     kept by :func:`~dprect.app.groups.group_selection`'s selection, one rectangle each;
     beside a public class list, the values not listed: docs/privacy.md §18), or None.
-    Refused with a positive label other than the default (every class found is the
-    positive label of its own rectangle) — from the options alone."""
+    Refused with a positive label given (every class found is the positive label of its
+    own rectangle) — from the options alone: ``label_given`` says whether it was (the
+    fronts know, :func:`fit_settings`); None: read from the value, any label but the
+    default itself (:func:`~dprect.core.request.is_default_label`; the Python API's)."""
     selection = group_selection(values, name)
     if selection is None:
         return None
     given = values.get("positive_label")
-    if given is not None and not is_default_label(given):  # as beside a class list
+    if label_given is None:
+        label_given = given is not None and not is_default_label(given)
+    if label_given:  # as beside a class list
         raise ParameterError(f"{name('select_groups')} fits one rectangle per class found: "
                              f"leave out {name('positive_label')}")
     return selection

@@ -33,7 +33,7 @@ from dprect.core.group_selection import (
 )
 from dprect.core.guarantee_check import check_selected_run
 from dprect.core.request import Neighbouring
-from dprect.core.validation import repeat_at
+from dprect.core.validation import is_blank, repeat_at
 
 
 def split_groups(text: str | Sequence[Any]) -> list[str]:
@@ -50,7 +50,7 @@ def check_no_empty_group(values: Sequence[str], where: str) -> None:
     command line, a config, the Python API): it was silently skipped from ``a,,b`` but
     read as a value from a list, and an empty cell is null to Spark's CSV reader and ""
     to Arrow's, so the engines would not agree on its rows. The list alone is read."""
-    if any(not v.strip() for v in values):
+    if any(map(is_blank, values)):
         raise ParameterError(f"{where} holds an empty group value (e.g. 'a,,b' or a comma "
                              "at an end): list only non-empty values")
 

@@ -381,7 +381,9 @@ def request_options(kind: type[Any] = FitRequest, unset: Sequence[str] = ()
                     ) -> dict[str, Option]:
     """The config keys of a request (:func:`dprect.core.request.option_specs`): their
     defaults, allowed values and help are the request's; a key named in ``unset`` is
-    None unless set (the request's default then fills in; the help still names it)."""
+    None unless set (the request's default then fills in; the help still names it), and
+    so is a positive label, as on the command line (a label given is refused beside a
+    class list even when it equals the default: :func:`dprect.app.flow.fit_settings`)."""
     options = {}
     for spec in option_specs(kind):
         text = spec.help
@@ -390,9 +392,10 @@ def request_options(kind: type[Any] = FitRequest, unset: Sequence[str] = ()
         if spec.kind == "label":
             text += "; text is read against the column's type (quote yes/no/on/off, which " \
                     "YAML reads as booleans)"
-        if spec.name in unset:
+        left_none = spec.name in unset or spec.kind == "label"
+        if left_none:
             text += f" (default {spec.plain_default})"
-        options[spec.name] = Option(None if spec.name in unset else spec.plain_default,
+        options[spec.name] = Option(None if left_none else spec.plain_default,
                                     _OPTION_KINDS[spec.kind], text)
     return options
 
@@ -426,12 +429,14 @@ def config_label(value: object) -> object:
     return LabelText(value) if isinstance(value, str) else value
 
 
-def config_labels(value: object) -> object:
-    """A class list from a config: a YAML list (each entry as :func:`config_label`
-    reads it) or a comma-separated string of text labels; None stays None (anything
+def config_labels(value: object, name: str) -> object:
+    """A class list from a config (the key ``name``): a YAML list (each entry as
+    :func:`config_label` reads it) or a comma-separated string of text labels, split as
+    the command line's ``--classes`` is (:func:`~dprect.app.options.comma_entries`: an
+    empty entry refused with the same text, naming the key); None stays None (anything
     else is refused by the request's own check)."""
     if isinstance(value, str):
-        return [LabelText(t.strip()) for t in value.split(",")]  # '' refused by the request
+        return [LabelText(t) for t in comma_entries(value, "class", f"{name}: ")]
     if isinstance(value, list):
         return [config_label(v) for v in value]
     return value

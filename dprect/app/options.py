@@ -22,6 +22,7 @@ from dprect.app.heartbeat import EVERY, PROMISE
 from dprect.core.errors import ParameterError
 from dprect.core.expectation import DEFAULT_TARGET_SHARE
 from dprect.core.statistic import STATISTICS
+from dprect.core.validation import is_blank
 
 
 @dataclass(frozen=True)
@@ -348,7 +349,7 @@ def comma_entries(text: str, noun: str, where: str = "") -> list[str]:
     others. The message is ``where`` (a config key; argparse names the option itself)
     and the list's noun only, never an entry."""
     entries = [t.strip() for t in text.split(",")]
-    if not all(entries):
+    if any(map(is_blank, entries)):
         raise EmptyEntryError(f"{where}an empty {noun} (e.g. 'a,,b', a comma at an end or no "
                               f"entry): list only non-empty ones, comma-separated")
     return entries

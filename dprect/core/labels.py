@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dprect.core.errors import ParameterError
+from dprect.core.validation import is_blank
 
 #: what a label column can hold, read from its type (its schema), never from its values
 LABEL_KINDS = ("numeric", "boolean", "string", "null", "any")
@@ -52,9 +53,9 @@ def check_label_value(value: object) -> PositiveLabel | LabelText:
 
 
 def _blank(value: object) -> bool:
-    """Whether ``value`` is an empty or blank text (a str or :class:`LabelText`)."""
-    text = value.text if isinstance(value, LabelText) else value
-    return isinstance(text, str) and not text.strip()
+    """Whether ``value`` is an empty or blank text, a str or :class:`LabelText`'s
+    (:func:`~dprect.core.validation.is_blank`)."""
+    return is_blank(value.text if isinstance(value, LabelText) else value)
 
 
 def _describe(value: object) -> str:
@@ -134,12 +135,19 @@ def resolve_positive_label(value: object, kind: str, column: str, *, integral: b
     raise ParameterError(f"unknown label column kind {kind!r}")
 
 
+#: where the type read by a refusal of a fractional value comes from — said in the
+#: message, as a CSV column's type depends on the data (docs/privacy.md §8, "Not protected")
+TYPE_SOURCE = ("the column's type is its schema's; a CSV file's is inferred from its "
+               "values: give Parquet or Delta for a declared type")
+
+
 def _whole(number: float, integral: bool, column: str, spelling: str, given: object
            ) -> float:
-    """``number``, refused if it has a fraction and the column holds integers."""
+    """``number``, refused if it has a fraction and the column holds integers (the
+    message names the column, the label given and :data:`TYPE_SOURCE`, never a row)."""
     if integral and not number.is_integer():
         raise ParameterError(f"the label column {column!r} holds integers: the {spelling} "
-                             f"{given!r} is not one (no row could match it)")
+                             f"{given!r} is not one (no row could match it; {TYPE_SOURCE})")
     return number
 
 
@@ -209,6 +217,7 @@ def check_classes(classes: object) -> list[PositiveLabel | LabelText]:
 __all__ = [
     "LABEL_KINDS",
     "MAX_CLASSES",
+    "TYPE_SOURCE",
     "LabelText",
     "PositiveLabel",
     "check_classes",

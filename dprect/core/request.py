@@ -240,13 +240,21 @@ class FitRequest(PlanRequest):
         if self.classes is not None:
             _set(self, "classes", tuple(check_classes(self.classes)))
             if not is_default_label(self.positive_label):
-                raise ParameterError("give classes or a positive label, not both (each "
-                                     "class is the positive label of its own rectangle)")
+                raise label_beside_classes()
 
     def for_class(self, value: PositiveLabel | LabelText) -> FitRequest:
         """This request with ``value`` as the positive label and no class list: one
         class's run."""
         return dataclasses.replace(self, classes=None, positive_label=value)
+
+
+def label_beside_classes() -> ParameterError:
+    """The refusal of a positive label given beside a class list: the request's (a label
+    other than the default itself, :func:`is_default_label`) and the fronts' that know a
+    label was given even when it equals the default (app.flow.fit_settings: the command
+    line's ``--positive-label``, the fit job's ``fit.positive_label``)."""
+    return ParameterError("give classes or a positive label, not both (each class is the "
+                          "positive label of its own rectangle)")
 
 
 def is_default_label(value: object) -> bool:
@@ -577,6 +585,7 @@ __all__ = [
     "check_snapshot",
     "coverage_alpha",
     "is_default_label",
+    "label_beside_classes",
     "make_request",
     "option_specs",
     "request_from",

@@ -42,6 +42,17 @@ def check_positive_int(value: object, name: str, minimum: int = 1) -> int:
     return int(value)
 
 
+def is_blank(value: object) -> bool:
+    """Whether ``value`` is an empty or blank text: a ``str`` that is nothing but white
+    space (:meth:`str.strip`'s; any other type is not blank). The one test of an empty
+    entry in a public list — a listed group value (``app.groups.check_no_empty_group``),
+    a class or a positive label (``core.labels``), an entry of a comma-separated option
+    (``app.options.comma_entries``) — each front refusing it in its own words. Reads the
+    public parameter only: an empty cell is null to Spark's CSV reader and "" to Arrow's,
+    so the engines would not agree on the rows such a value names."""
+    return isinstance(value, str) and not value.strip()
+
+
 def repeat_at(items: Iterable[Hashable]) -> int | None:
     """The position of the first item equal to an earlier one, or None when all differ
     (for the one-line "listed twice" refusals of names, columns and groups). A list

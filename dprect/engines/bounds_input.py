@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from dprect.core.errors import ParameterError
+from dprect.core.labels import TYPE_SOURCE
 
 _TRUE_WORDS = frozenset({"1", "true", "t", "yes", "y"})
 _FALSE_WORDS = frozenset({"0", "false", "f", "no", "n"})
@@ -74,7 +75,7 @@ def resolve_groups(groups: Sequence[str], kind: str, column: str, *, integral: b
                 raise ParameterError(f"group value {text!r} must be a finite number")
             if integral and not value.is_integer():
                 raise ParameterError(f"the group column {column!r} holds integers: group "
-                                     f"value {text!r} is not one")
+                                     f"value {text!r} is not one ({TYPE_SOURCE})")
             value = value + 0.0  # -0.0 is 0.0
         if value in seen:
             raise ParameterError(f"group values {out_text(groups, out, value)!r} and "

@@ -182,6 +182,71 @@ def test_job_config_reads_a_class_list():
         fit_rectangle.settings(cfg)
 
 
+@pytest.mark.parametrize("spelled", ["x,,y", "x,y,", " "])
+def test_job_class_list_with_an_empty_entry_is_refused_as_on_the_command_line(spelled):
+    """A class list spelled with an empty entry (s40-edges item 1): the job split it by
+    hand and the request refused it in its own words; now the command line's own split
+    (options.comma_entries), the same text but for the key it names."""
+    import fit_rectangle
+
+    from dprect.app.cli import _labels
+    from dprect.app.jobs_support import section_values
+
+    base = {"input": "in.parquet", "features": ["a", "b"], "label": "y", "epsilon": 1.0,
+            "delta": 1e-6, "output": "out.json"}
+    cfg = section_values({"fit": {**base, "classes": spelled}}, "fit", fit_rectangle.OPTIONS)
+    with pytest.raises(dprect.ParameterError) as job_error:
+        fit_rectangle.settings(cfg)
+    with pytest.raises(dprect.ParameterError) as cli_error:
+        _labels(spelled)
+    assert str(job_error.value) == f"fit.classes: {cli_error.value}"
+
+
+#: the refusal of a positive label beside a class list / a private selection of classes
+BESIDE = {"classes": ("give classes or a positive label, not both",) * 2,
+          "select": ("--select-groups fits one rectangle per class found: leave out "
+                     "--positive-label", "fit.select_groups fits one rectangle per class "
+                     "found: leave out fit.positive_label")}
+SELECT_ARGS = ["--select-groups", "--selection-epsilon", "1", "--selection-delta", "0.05"]
+
+
+@pytest.mark.parametrize("beside", sorted(BESIDE))
+def test_a_positive_label_given_as_the_default_is_refused_on_both_fronts(
+        beside: str, data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    """``--positive-label 1`` and ``fit.positive_label: 1`` beside a class list or
+    ``select_groups`` (s40-edges item 2): the command line refused it (its 1 is text, no
+    default), the job took it as the key left out (its default was always filled in, and
+    YAML's 1 is the default itself). Both fronts now know a label given: the same
+    refusal, in each front's spelling of the keys; nothing written. Left out (or null in
+    the job) it is the request's default, and taken."""
+    import fit_rectangle
+
+    from dprect.app.jobs_support import section_values
+
+    cli_text, job_text = BESIDE[beside]
+    args = argv(data, tmp_path, "--positive-label", "1")
+    if beside == "select":
+        del args[args.index("--classes"):args.index("--classes") + 2]
+        args += SELECT_ARGS
+    code, _, err = run(args, capsys)
+    assert code == 2 and cli_text in err and len(messages(err)) == 1, err
+    assert not (tmp_path / "r.json").exists()
+
+    base = {"input": "in.parquet", "features": ["a", "b"], "label": "y", "epsilon": 1.0,
+            "delta": 1e-6, "output": "out.json"}
+    base |= ({"classes": ["x", "y"]} if beside == "classes" else
+             {"select_groups": True, "selection_epsilon": 1.0, "selection_delta": 0.05})
+    for label in (1, 1.0, True, "1", "x"):
+        cfg = section_values({"fit": {**base, "positive_label": label}}, "fit",
+                             fit_rectangle.OPTIONS)
+        with pytest.raises(dprect.ParameterError) as refused:
+            fit_rectangle.settings(cfg)
+        assert str(refused.value).startswith(job_text), (label, refused.value)
+    for left_out in ({}, {"positive_label": None}):
+        cfg = section_values({"fit": {**base, **left_out}}, "fit", fit_rectangle.OPTIONS)
+        assert fit_rectangle.settings(cfg).request.positive_label == 1
+
+
 def test_a_mutated_classes_composition_refuses_the_run(data: Path, tmp_path: Path,
                                                        capsys: pytest.CaptureFixture[str],
                                                        monkeypatch: pytest.MonkeyPatch):

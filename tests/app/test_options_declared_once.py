@@ -59,7 +59,10 @@ def test_the_budget_options_come_from_the_request(product: str) -> None:
         if spec.name in unset:  # None unless given; the help names the default
             assert action.default is None and job[spec.name].default is None
             assert f"(default {spec.plain_default})" in (action.help or "")
-        elif not spec.required and spec.kind != "label":
+        elif spec.kind == "label":  # None unless given, on both fronts (s40-edges item 2)
+            assert action.default is None and job[spec.name].default is None
+            assert f"(default {spec.plain_default})" in job[spec.name].help
+        elif not spec.required:
             assert action.default == spec.plain_default
         assert job[spec.name] == generated[spec.name]
 

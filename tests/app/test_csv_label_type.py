@@ -1,0 +1,54 @@
+"""A fractional positive label on CSV input (s40-edges item 4; docs/privacy.md §8, "Not
+protected"): the refusal reads the label column's type, and a CSV column's type is what
+the inference saw in its values — whole numbers make it an integer column, which refuses
+``--positive-label 0.5``; one row of ``2.5`` makes it a float column, which takes it. The
+refusal says where the type comes from and names the column and the label given, never
+a row's value."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cli_run import messages, run
+
+from dprect.core.errors import ParameterError
+from dprect.core.labels import TYPE_SOURCE
+from dprect.engines.bounds_input import resolve_groups
+
+SENTINEL = 918273  # a label value of the rows: never in a message
+
+
+def _csv(path: Path, labels: list[str]) -> Path:
+    rows = [f"{i % 7}.5,{i % 5}.25,{lab}" for i, lab in enumerate(labels)]
+    path.write_text("a,b,y\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def _fit(path: Path, out: Path) -> list[str]:
+    return ["fit", "--input", str(path), "--features", "a,b", "--label", "y",
+            "--epsilon", "1", "--delta", "1e-6", "--grid", "0:10:64",
+            "--positive-label", "0.5", "--output", str(out), "--seed", "1"]
+
+
+@pytest.mark.filterwarnings("ignore:this run used a fixed seed")
+def test_the_csv_refusal_depends_on_what_inference_saw_and_says_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    whole = [str(SENTINEL if i % 3 else 0) for i in range(300)]
+    out = tmp_path / "r.json"
+    code, _, err = run(_fit(_csv(tmp_path / "whole.csv", whole), out), capsys)
+    assert code == 2 and len(messages(err)) == 1, err
+    line = messages(err)[0]
+    assert "the label column 'y' holds integers" in line and "'0.5'" in line
+    assert TYPE_SOURCE in line and "inferred from its values" in TYPE_SOURCE
+    assert str(SENTINEL) not in line and not out.exists()
+    # one fractional row: a float column, which takes the label (the data decided)
+    code, _, err = run(_fit(_csv(tmp_path / "one.csv", [*whole[:-1], "2.5"]), out), capsys)
+    assert code == 0 and out.exists(), err
+
+
+def test_a_fractional_group_value_says_where_the_type_comes_from() -> None:
+    with pytest.raises(ParameterError) as refused:
+        resolve_groups(["1", "2.5"], "numeric", "k", integral=True)
+    assert str(refused.value) == ("the group column 'k' holds integers: group value "
+                                  f"'2.5' is not one ({TYPE_SOURCE})")
