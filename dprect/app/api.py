@@ -38,6 +38,7 @@ from dprect.core.request import (
     FitRequest,
     InvalidRows,
     PlanRequest,
+    label_beside_classes,
     make_request,
 )
 from dprect.core.result import FitResult
@@ -383,8 +384,9 @@ def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridAr
         read from the data). Gives a :class:`~dprect.core.classes.ClassesResult`: one
         rectangle per class, each class's negatives every other row (unlisted labels and
         nulls included), all for ONE charge of (ε, δ) — the classes' rows are disjoint,
-        so the runs compose in parallel (docs/privacy.md §12). ``positive_label`` is then
-        not used.
+        so the runs compose in parallel (docs/privacy.md §12). Refused with
+        ``positive_label`` given as a keyword (even 1: each class is the positive label of
+        its own rectangle), as on the command line and in the fit job.
     budget : a :class:`~dprect.PrivacyBudget` shared across calls: the plan's guarantee
         is charged to it after the input's checks and before any noise is drawn; a
         charge past its cap raises ``BudgetExceededError`` and nothing is computed.
@@ -396,13 +398,17 @@ def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridAr
         δ + δ_s). Gives a :class:`~dprect.core.group_selection.SelectedResult` (the
         :class:`~dprect.core.classes.ClassesResult` read through, the run's
         ``guarantee``); the same classes and rectangles as the command line's for a seed
-        (:func:`fit_selected_classes`). Refused with ``positive_label``.
+        (:func:`fit_selected_classes`). Refused with ``positive_label`` given as a keyword
+        (even 1).
 
     Errors depend only on the parameters and on X's and y's shapes and types.
     """
+    label_given = "positive_label" in options  # a keyword given, even the default 1
     if classes is not None:
         if request is not None:
             raise ParameterError("give classes in the request or as a keyword, not both")
+        if label_given:
+            raise label_beside_classes()
         options = {**options, "classes": tuple(classes)}  # type: ignore[typeddict-unknown-key]
     if select_groups or selection_epsilon is not None or selection_delta is not None:
         from dprect.app.flow import fit_selection
@@ -410,7 +416,8 @@ def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridAr
         selection = fit_selection({"select_groups": select_groups,
                                    "selection_epsilon": selection_epsilon,
                                    "selection_delta": selection_delta,
-                                   "positive_label": options.get("positive_label")})
+                                   "positive_label": options.get("positive_label")},
+                                  label_given=label_given or None)
         assert selection is not None  # else fit_selection refused the options
         return fit_selected_classes(X, y, make_request(FitRequest, request, options),
                                     selection, grid=grid, features=features, seed=seed,

@@ -132,6 +132,21 @@ def test_a_positive_label_beside_a_selection_is_refused_as_beside_a_class_list(l
     assert listed == selected == (not (label == 1 and type(label) is int)), (listed, selected)
 
 
+@pytest.mark.parametrize("beside", [SELECT, {"classes": [0, 1]}], ids=["select", "classes"])
+def test_the_python_api_refuses_an_explicit_default_label_as_the_fronts_do(beside) -> None:
+    """``positive_label=1`` given as a keyword is a label given, as ``--positive-label 1``
+    and ``fit.positive_label: 1`` are (s40): refused beside a class list or a selection,
+    before anything is charged; the keyword left out is accepted."""
+    X, labels = _data()
+    budget = dprect.PrivacyBudget()
+    with pytest.raises(ParameterError, match="positive label|positive_label"):
+        dprect.fit(X, labels, epsilon=2, delta=1e-6, grid=GRID, budget=budget, seed=3,
+                   positive_label=1, **beside)
+    assert budget.charges == []
+    dprect.fit(X, labels, epsilon=2, delta=1e-6, grid=GRID, budget=budget, seed=3, **beside)
+    assert len(budget.charges) == 1
+
+
 def test_untyped_labels_are_refused_by_their_type() -> None:
     X, labels = _data()
     budget = dprect.PrivacyBudget()
