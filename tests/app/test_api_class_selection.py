@@ -139,7 +139,7 @@ def test_the_python_api_refuses_an_explicit_default_label_as_the_fronts_do(besid
     before anything is charged; the keyword left out is accepted."""
     X, labels = _data()
     budget = dprect.PrivacyBudget()
-    with pytest.raises(ParameterError, match="positive label|positive_label"):
+    with pytest.raises(ParameterError, match=r"positive label|positive_label"):
         dprect.fit(X, labels, epsilon=2, delta=1e-6, grid=GRID, budget=budget, seed=3,
                    positive_label=1, **beside)
     assert budget.charges == []
