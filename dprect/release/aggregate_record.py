@@ -140,13 +140,6 @@ def centre_rows_needed(plan: Mapping[str, Any]) -> int:
     return int(plan["centre_rows"])
 
 
-def below_row_need(count: float | None, plan: Mapping[str, Any], column: str
-                   ) -> bool | None:
-    """Whether a released ``count`` is below the plan's row need for ``column``
-    (:func:`rows_needed`); None when no count was released. Post-processing only."""
-    return None if count is None else below_need(count, rows_needed(plan, column))
-
-
 def bounds_record(result: BoundsResult, the_plan: BoundsPlan) -> dict[str, Any]:
     """The coverage mechanism's released JSON: the core's result (per group and column
     the bounds and their grid indices, the guarantee, the plan), the coverage statement
@@ -981,7 +974,6 @@ __all__ = [
     "RecordShape",
     "TableBlock",
     "aggregate_record",
-    "below_row_need",
     "block_fields",
     "bounds_record",
     "cell_count",
