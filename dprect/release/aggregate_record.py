@@ -60,8 +60,6 @@ BOUNDS_METHOD = COVERAGE.name
 DESCRIBE_METHOD = QUERY.name
 #: the small-group flag of each released (group, column) of the query mechanism
 BELOW_ROW_NEED = "below_row_need"
-#: what a describe result row holds for one (group, column), in this order
-ROW_KEYS = ("group", "column", *outputs(QUERY))
 #: a record's rows: in memory, or spooled on disk block by block (a streamed run)
 Rows = list[dict[str, Any]] | RowSpool
 
@@ -967,7 +965,6 @@ __all__ = [
     "BELOW_ROW_NEED",
     "BOUNDS_METHOD",
     "DESCRIBE_METHOD",
-    "ROW_KEYS",
     "SHAPES",
     "BlockFields",
     "Overview",
