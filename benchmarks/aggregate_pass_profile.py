@@ -64,8 +64,6 @@ STAGES: dict[str, list[tuple[str, str, str]]] = {
         ("  group indices", "row_kernels.py", "table_groups"),
         ("  cast to float64", "statistics.py", "as_float64"),
         ("per column's lists", "statistics.py", "column_lists"),
-        ("  search grid with sums, compiled (one word a call)", "describe_jit.py",
-         "column_bins"),
         ("  search grid with sums, compiled (every word a call)", "describe_jit.py",
          "column_words"),
         ("  decimal grid's keys", "statistics.py", "grid_keys"),

@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         warnings.simplefilter("ignore")
         the_plan = make_plan(FitRequest(epsilon=1.0, delta=1e-6, method="composition"),
                              domains=grid, features=features)
-    listed = sum(s.rows for s in prefetch_specs(the_plan.chosen, dims, cell_budget=2**62))
+    listed = sum(s.rows for s in prefetch_specs(the_plan.chosen, cell_budget=2**62))
     budget_mb = args.budget_mb if args.budget_mb is not None else \
         listed * ENTRY_BYTES / IDS_OVER_BUDGET / 2**20
     print(f"d={dims}, n={args.rows:,}: {2 * dims} orders, {listed:,} entries in all; "

@@ -18,11 +18,6 @@ and the proof of (iii)): at most 35·ln(1/δ) paid rounds except with probabilit
 costing 2ε: ε̃ = 70·ε·ln(1/δ), δ̃ = (R + 2)·δ — :func:`paper_bound`. Valid only with the
 paper's Laplace margin law, β < 1/4 and δ < e^{−2}.
 
-Composition baseline (paper §1.2): R rounds of an ε₀-DP IP — (R·ε₀, 0) by basic
-composition (:func:`composition_pure`), or ρ_z = R·ε₀²/2 zCDP (Bun & Steinke 2016,
-Prop. 1.4 and Lemma 2.3) converted to (ρ_z + 2√(ρ_z·ln(1/δ)), δ)-DP (ibid., Prop. 1.3)
-(:func:`composition_zcdp`).
-
 Replace-one neighbours follow from add/remove by group privacy of size 2:
 (ε, δ) ↦ (2ε, (1 + e^ε)·δ) — :func:`replace_one`.
 
@@ -33,15 +28,13 @@ the planner uses. The IP is ε-bounded-range, hence (ε²/8)-zCDP (:func:`br_zcd
   CKS conversion of kε²/8 on {K ≤ k} — :func:`refined_br_cks`; the best of all refined
   bounds — :func:`refined_best`, its inverse — :func:`refined_epsilon` (the
   planner's; :func:`refined_estimate` is its unchecked float search).
-  :func:`refined_best_pure_azuma` is the best of the pure and Azuma bounds alone, the
-  accounting before issue #12.
 * Composition baseline: ρ = R·ε₀²/8 converted by Bun–Steinke or Canonne–Kamath–Steinke
   (:func:`zcdp_to_dp_bun_steinke`, :func:`zcdp_to_dp_cks`), the pure R·ε₀ and, if
   installed, dp-accounting's PLD of the pure ε₀-DP worst case — :func:`composition_br`,
   its inverse — :func:`composition_br_epsilon`. The planner calls both with
   ``use_dp_accounting=False``: dp-accounting is a dev-only cross-check, and a plan must
-  not depend on which optional packages are installed. (:func:`composition_pure` and
-  :func:`composition_zcdp` above are the baseline's accounting before issue #12.)
+  not depend on which optional packages are installed. (Before issue #12 the baseline
+  was R·ε₀ by basic composition, or ρ_z = R·ε₀²/2 zCDP, any ε₀-DP mechanism's charge.)
 """
 
 from __future__ import annotations
@@ -130,16 +123,6 @@ def refined_azuma(
     )
 
 
-def refined_best_pure_azuma(
-    epsilon: float, *, q: float, rounds: int, target_delta: float
-) -> Guarantee:
-    """The smallest ε̃ over both refined bounds of §4 (pure and Azuma), every k and δ₂, with
-    δ̃ ≤ target_delta: the accounting before the bounded-range bounds (issue #12), kept to
-    report what they gain. :func:`refined_best` restricted to those two kinds."""
-    return _refined_best_of(("pure", "azuma"), epsilon, q=q, rounds=rounds,
-                            target_delta=target_delta)
-
-
 def paper_bound(epsilon: float, *, delta: float, rounds: int) -> Guarantee:
     """The paper's statement: (70·ε·ln(1/δ), (R + 2)·δ), δ < e^{−2}."""
     epsilon = check_epsilon(epsilon)
@@ -152,28 +135,6 @@ def paper_bound(epsilon: float, *, delta: float, rounds: int) -> Guarantee:
         delta=_up((rounds + 2) * delta),
         neighbouring=ADD_REMOVE,
         bound="paper (Sadigurschi & Stemmer 2021, Lemma 3.2: 35 ln(1/delta) paid rounds)",
-    )
-
-
-def composition_pure(epsilon: float, *, rounds: int) -> Guarantee:
-    """Basic composition of R ε₀-DP rounds: (R·ε₀, 0)."""
-    epsilon = check_epsilon(epsilon)
-    rounds = check_positive_int(rounds, "rounds")
-    return Guarantee(_up(rounds * epsilon), 0.0, ADD_REMOVE,
-                     f"basic composition of {rounds} rounds")
-
-
-def composition_zcdp(epsilon: float, *, rounds: int, delta: float) -> Guarantee:
-    """R ε₀-DP rounds as ρ_z = R·ε₀²/2 zCDP → (ρ_z + 2√(ρ_z·ln(1/δ)), δ)."""
-    epsilon = check_epsilon(epsilon)
-    rounds = check_positive_int(rounds, "rounds")
-    delta = check_open_unit(delta, "delta")
-    rho_z = rounds * epsilon**2 / 2
-    return Guarantee(
-        _up(rho_z + 2 * math.sqrt(rho_z * math.log(1 / delta))),
-        delta,
-        ADD_REMOVE,
-        f"zCDP composition of {rounds} rounds (rho={rho_z:.6g})",
     )
 
 
@@ -612,9 +573,8 @@ def refined_best(epsilon: float, *, q: float, rounds: int, target_delta: float
                     ) -> Guarantee:
     """The smallest ε̃ with δ̃ ≤ target_delta over the pure, Azuma, bounded-range and
     bounded-range-CKS refined bounds, every k and δ split (δ₂ = δ̃ − (1 − q)^k, the best
-    split for a given k, lowered to the float below if the sum would round above δ̃). Its
-    candidates include all of :func:`refined_best_pure_azuma`'s. The CKS bound is evaluated
-    safely at the k whose float estimate is smallest."""
+    split for a given k, lowered to the float below if the sum would round above δ̃). The
+    CKS bound is evaluated safely at the k whose float estimate is smallest."""
     return _refined_best_of(REFINED_KINDS, epsilon, q=q, rounds=rounds,
                             target_delta=target_delta)
 

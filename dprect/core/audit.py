@@ -59,8 +59,8 @@ class AuditResult:
     confidence: float
 
 
-def _candidate_events(counts_a: Counter, counts_b: Counter, n_a: int, n_b: int,
-                      delta: float) -> list[frozenset]:
+def _candidate_events(counts_a: Counter, counts_b: Counter, n_a: int, n_b: int
+                      ) -> list[frozenset]:
     """Nested events: outcomes sorted by smoothed likelihood ratio, top-1, top-2, …"""
     outcomes = set(counts_a) | set(counts_b)
     ratio = {o: ((counts_a[o] + 0.5) / n_a) / ((counts_b[o] + 0.5) / n_b) for o in outcomes}
@@ -92,7 +92,7 @@ def audit_samples(samples_a: Sequence[Hashable], samples_b: Sequence[Hashable], 
         "a>b": (sel_a, sel_b, ev_a, ev_b, n_ev_a, n_ev_b, half_a, half_b),
         "b>a": (sel_b, sel_a, ev_b, ev_a, n_ev_b, n_ev_a, half_b, half_a),
     }.items():
-        events = _candidate_events(sa, sb, nsa, nsb, delta)
+        events = _candidate_events(sa, sb, nsa, nsb)
         chosen = max(events, key=lambda e: epsilon_lower_bound(
             sum(sa[o] for o in e), nsa, sum(sb[o] for o in e), nsb,
             delta=delta, confidence=per_direction))

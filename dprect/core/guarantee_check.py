@@ -145,7 +145,6 @@ CLASSES_REPLACE_STEPS = 2
 SLACK = Decimal("1e-40")
 
 _CONTEXT = decimal.Context(prec=80, rounding=decimal.ROUND_HALF_EVEN)
-_ONE = Decimal(1)
 
 
 class GuaranteeCheckError(ParameterError):

@@ -29,7 +29,7 @@ group is dropped (row-local: no privacy cost).
     mean, so a count-only run spends its query budget on the count);
   * ``outputs`` — the record/table columns it fills (the plot reads these): a
     mechanism's columns are :func:`outputs` — describe's record rows
-    (:data:`dprect.release.aggregate_record.ROW_KEYS`) and every mechanism's table
+    (:func:`dprect.release.aggregate_record.describe_rows`) and every mechanism's table
     (:func:`dprect.release.aggregate_table.layout`) are generated from it, and
     ``dprect aggregate --statistics`` takes any name of :data:`STATISTICS`. A released
     count, sum, mean, variance or std is followed by its noise interval, ``<name>_low`` and

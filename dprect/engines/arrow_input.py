@@ -117,8 +117,7 @@ def value_kind(data_type: pa.DataType, name: str, role: str) -> str:
         return "numeric"
     if pa.types.is_boolean(t):
         return "boolean"
-    if pa.types.is_string(t) or pa.types.is_large_string(t) or (
-            hasattr(pa.types, "is_string_view") and pa.types.is_string_view(t)):
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
         return "string"
     if pa.types.is_null(t):
         return "null"

@@ -53,11 +53,9 @@ def type_text(data_type: Any) -> str:
     import pyarrow as pa
 
     t = data_type.value_type if pa.types.is_dictionary(data_type) else data_type
-    if pa.types.is_large_string(t) or (hasattr(pa.types, "is_string_view")
-                                       and pa.types.is_string_view(t)):
+    if pa.types.is_large_string(t) or pa.types.is_string_view(t):
         return "string"
-    if pa.types.is_large_binary(t) or (hasattr(pa.types, "is_binary_view")
-                                       and pa.types.is_binary_view(t)):
+    if pa.types.is_large_binary(t) or pa.types.is_binary_view(t):
         return "binary"
     return str(t)
 

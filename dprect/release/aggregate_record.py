@@ -60,8 +60,6 @@ BOUNDS_METHOD = COVERAGE.name
 DESCRIBE_METHOD = QUERY.name
 #: the small-group flag of each released (group, column) of the query mechanism
 BELOW_ROW_NEED = "below_row_need"
-#: what a describe result row holds for one (group, column), in this order
-ROW_KEYS = ("group", "column", *outputs(QUERY))
 #: a record's rows: in memory, or spooled on disk block by block (a streamed run)
 Rows = list[dict[str, Any]] | RowSpool
 
@@ -138,13 +136,6 @@ def centre_rows_needed(plan: Mapping[str, Any]) -> int:
     (:attr:`dprect.core.aggregates.DescribePlan.centre_rows`, the same for every column:
     n >= (4/eps_c)·ln(m/beta), docs/privacy.md §11) — what bounds those plans' cells."""
     return int(plan["centre_rows"])
-
-
-def below_row_need(count: float | None, plan: Mapping[str, Any], column: str
-                   ) -> bool | None:
-    """Whether a released ``count`` is below the plan's row need for ``column``
-    (:func:`rows_needed`); None when no count was released. Post-processing only."""
-    return None if count is None else below_need(count, rows_needed(plan, column))
 
 
 def bounds_record(result: BoundsResult, the_plan: BoundsPlan) -> dict[str, Any]:
@@ -974,14 +965,12 @@ __all__ = [
     "BELOW_ROW_NEED",
     "BOUNDS_METHOD",
     "DESCRIBE_METHOD",
-    "ROW_KEYS",
     "SHAPES",
     "BlockFields",
     "Overview",
     "RecordShape",
     "TableBlock",
     "aggregate_record",
-    "below_row_need",
     "block_fields",
     "bounds_record",
     "cell_count",

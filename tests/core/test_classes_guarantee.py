@@ -21,7 +21,6 @@ from dprect.core.accounting import (
     ADD_REMOVE,
     REPLACE_ONE,
     Guarantee,
-    composition_pure,
     refined_best,
     replace_one,
 )
@@ -43,7 +42,7 @@ from dprect.core.request import FitRequest
 
 
 @pytest.mark.parametrize("per_class", [
-    composition_pure(0.1, rounds=8),
+    Guarantee(0.8, 0.0, ADD_REMOVE, "basic composition of 8 rounds"),
     refined_best(0.05, q=0.2, rounds=8, target_delta=1e-6),
 ])
 def test_guarantee_is_one_run_under_add_remove(per_class):
@@ -51,7 +50,7 @@ def test_guarantee_is_one_run_under_add_remove(per_class):
 
 
 @pytest.mark.parametrize("per_class", [
-    composition_pure(0.5, rounds=4),
+    Guarantee(2.0, 0.0, ADD_REMOVE, "basic composition of 4 rounds"),
     refined_best(0.05, q=0.2, rounds=8, target_delta=1e-6),
 ])
 def test_replace_one_covers_the_cross_class_move(per_class):
@@ -69,7 +68,8 @@ def test_replace_one_covers_the_cross_class_move(per_class):
 
 def test_add_remove_only_input():
     with pytest.raises(ParameterError):
-        classes_guarantee(replace_one(composition_pure(0.5, rounds=2)), REPLACE_ONE)
+        classes_guarantee(replace_one(Guarantee(1.0, 0.0, ADD_REMOVE, "two rounds")),
+                          REPLACE_ONE)
 
 
 @pytest.mark.parametrize("neighbouring", ["add-remove", "replace-one"])

@@ -100,15 +100,13 @@ def test_every_statistic_names_its_mechanisms_noises():
 
 def test_the_record_and_table_columns_are_the_statistics_outputs():
     from dprect.core.statistic import outputs
-    from dprect.release.aggregate_record import ROW_KEYS
     from dprect.release.aggregate_table import BOUNDS_LAYOUT, layout
 
     assert outputs(QUERY) == ("lower", "upper", "count", "count_low", "count_high", "sum",
                               "sum_low", "sum_high", "mean", "mean_low", "mean_high")
-    assert ROW_KEYS == ("group", "column", *outputs(QUERY))
     assert outputs(COVERAGE) == ("lower", "upper", "rank_error")
     assert [k for k, _ in BOUNDS_LAYOUT.columns] == ["group", "column", *outputs(COVERAGE)]
-    assert layout(QUERY).names == (*ROW_KEYS, "below_row_need")
+    assert layout(QUERY).names == ("group", "column", *outputs(QUERY), "below_row_need")
 
 
 def test_a_mechanisms_plan_and_draw_are_its_registered_ones():

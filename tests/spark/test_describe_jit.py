@@ -47,9 +47,12 @@ def _spy(monkeypatch: pytest.MonkeyPatch, module: Any, name: str,
     return calls
 
 
-def _compiled(x: np.ndarray, g: np.ndarray, groups: int, limit: int = 1 << 22):
-    return describe_jit.column_bins(x, g, groups, GRID.shift, GRID.size // 2,
-                                    DROPPED_BITS, limit)
+def _compiled(x: np.ndarray, g: np.ndarray, groups: int, limit: int = 1 << 22,
+              word: int = 0):
+    """describe_jit.column_words of one word: (group, bin, count, sum), or None."""
+    got = describe_jit.column_words(x, g, groups, GRID.shift, GRID.size // 2,
+                                    DROPPED_BITS, limit, (word,))
+    return None if got is None else (*got[:3], got[3][0])
 
 
 @pytest.mark.parametrize("shape", ["normal", "cross", "binades", "negative", "one value"])
@@ -85,8 +88,7 @@ def test_the_compiled_step_sums_the_square_words_as_numpy_does(word, monkeypatch
     x[:len(SPECIALS)] = SPECIALS
     groups = 29
     g = rs.integers(0, groups, n).astype(np.int32)
-    got = describe_jit.column_bins(x, g, groups, GRID.shift, GRID.size // 2, DROPPED_BITS,
-                                   1 << 22, word)
+    got = _compiled(x, g, groups, word=word)
     assert got is not None
     gg, b, c, s = chunk_counts(g, GRID.encode(x),
                                square_words(significands(x.view(np.int64)))[word - 1])
@@ -280,8 +282,7 @@ def test_every_word_from_one_encoding_equals_each_word_counted_alone():
         assert got is not None
         assert len(got[3]) == len(words)
         for word, word_sums in zip(words, got[3], strict=True):
-            alone = describe_jit.column_bins(x, g, groups, GRID.shift, GRID.size // 2,
-                                             DROPPED_BITS, 1 << 22, word)
+            alone = _compiled(x, g, groups, word=word)
             assert alone is not None
             added = m if word == 0 else square_words(m)[word - 1]
             gg, b, c, s = chunk_counts(g, GRID.encode(x), added)
@@ -353,9 +354,9 @@ def test_the_one_pass_merge_of_many_lists_equals_the_sorting_one(monkeypatch):
     calls = _spy(monkeypatch, describe_jit, "merge_words", len)
     parts = [(np.arange(i, 40, 3, dtype=np.int64), np.ones(len(range(i, 40, 3)), np.int64),
               np.full(len(range(i, 40, 3)), i, np.int64)) for i in range(5)]
-    merged = spark_describe._merge_sorted(parts)
+    keys, counts, sums = spark_describe._merge_words([(k, n, [v]) for k, n, v in parts])
     assert calls == [5]
-    for a, b in zip(merged, summed(parts), strict=True):
+    for a, b in zip((keys, counts, sums[0]), summed(parts), strict=True):
         assert np.array_equal(a, b)
 
 

@@ -162,7 +162,7 @@ def test_whole_fit_equals_numpy(monkeypatch, dims, n, method, budget_entries):
         plan = make_plan(req, domains=domains)
         ties = plan.chosen.tie_breaker(domains)
         ties = ties if ties is not None and ties.active else None
-        schedule = prefetch_specs(plan.chosen, dims, cell_budget=2**62)
+        schedule = prefetch_specs(plan.chosen, cell_budget=2**62)
         want_engine, engine = _engines(X, domains, ties, schedule,
                                        budget_entries * ENTRY_BYTES, 4, 500, 1.0,
                                        monkeypatch)
@@ -199,7 +199,7 @@ def test_partition_ranks_are_checked(monkeypatch, grouped):
         plan = make_plan(req, domains=domains)
         ties = plan.chosen.tie_breaker(domains)
         assert ties is not None and ties.active
-        schedule = prefetch_specs(plan.chosen, 4, cell_budget=2**62)
+        schedule = prefetch_specs(plan.chosen, cell_budget=2**62)
         want_engine, engine = _engines(X, domains, ties, schedule, 64 * ENTRY_BYTES, 4, 0,
                                        1.0, monkeypatch, used, bounds)
         names = [f"x{j}" for j in range(4)]

@@ -108,7 +108,7 @@ def test_whole_composition_fit_in_fewer_passes(dims, n):
         warnings.simplefilter("ignore")
         plan = make_plan(req, domains=domains)
     assert never_cuts(plan.chosen)
-    schedule = prefetch_specs(plan.chosen, dims, cell_budget=2**62)
+    schedule = prefetch_specs(plan.chosen, cell_budget=2**62)
     # a budget that holds a quarter of the lists with ids: several passes, then
     budget = sum(s.rows for s in schedule) * ENTRY_BYTES / 4
     names = [f"x{j}" for j in range(dims)]

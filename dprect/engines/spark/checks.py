@@ -51,8 +51,7 @@ _NUMERIC = (T.NumericType, T.BooleanType, T.NullType)  # null type: a column of 
 #: optimizer rebuilds a conjunction as a left-deep tree, and one of ~1000 terms overflows
 #: the stack of the thread that plans the query (measured at 1024 features)
 FLAT_CHECKS = 128
-_STRING = tuple(t for t in (T.StringType, getattr(T, "VarcharType", None),
-                            getattr(T, "CharType", None)) if t is not None)
+_STRING = (T.StringType, T.VarcharType, T.CharType)
 
 
 def label_kind(data_type: T.DataType, column: str, role: str = "label") -> str:

@@ -142,7 +142,7 @@ def prepare_pass_classes(table: ClassTable, counts: Sequence[int], domains: list
     active = ties if ties.active else None
     cuts_never = never_cuts(plan.chosen)
     keys_only = cuts_never and active is None
-    schedule = prefetch_specs(plan.chosen, len(domains), cell_budget=_UNLIMITED)
+    schedule = prefetch_specs(plan.chosen, cell_budget=_UNLIMITED)
     budget = budget_mb * 2**20
     partitions = partition_count(table.checks[0].df)  # the same table for every class
     parts = [pass_engine(c.df, names, domains, active, schedule, budget,

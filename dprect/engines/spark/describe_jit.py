@@ -22,7 +22,7 @@ The tables have at most ``limit`` cells; when the groups times the spans would n
 (many groups of few rows: issue #42's 10^6 groups), the rows are placed group by group
 instead (:func:`_sparse_bins`: a counting sort on the group, each group's few rows sorted
 by bin; the same lists in the same order, O(rows + groups)) — and where the groups are
-far more than the chunk's rows (:data:`SPARSE_GROUPS_PER_ROW`) :func:`column_bins`
+far more than the chunk's rows (:data:`SPARSE_GROUPS_PER_ROW`) :func:`column_words`
 returns None and the caller counts with numpy.
 
 It also merges a column's running total with each chunk's lists (:func:`merge_sorted`:
@@ -55,7 +55,7 @@ import numpy as np
 
 from dprect.engines.jit import compile_kernel
 
-#: checked by the kernel that calls :func:`column_bins` (it travels by value, this module
+#: checked by the kernel that calls :func:`column_words` (it travels by value, this module
 #: is imported on the executor: a different installed version is not used)
 VERSION = 8
 #: :func:`column_words` places a chunk's rows group by group (:func:`_sparse_bins`) when
@@ -564,7 +564,7 @@ def merge_sorted(first: tuple[np.ndarray, np.ndarray, np.ndarray],
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """Two (key, count, sum) lists with strictly increasing keys summed by key, in one
     linear pass (the kernel's running total of a column and a chunk's lists, which
-    :func:`column_bins` gives in key order); None without numba or when a list is not
+    :func:`column_words` gives in key order); None without numba or when a list is not
     strictly increasing (the caller sorts)."""
     fn = compile_kernel(_merge_sorted)
     if fn is None:
@@ -603,13 +603,5 @@ def column_words(values: np.ndarray, group: np.ndarray, groups: int, shift: int,
     return g, b, n, list(s)
 
 
-def column_bins(values: np.ndarray, group: np.ndarray, groups: int, shift: int,
-                zero_bin: int, drop: int, limit: int, word: int = 0
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """:func:`column_words` of one word: (group, bin, count, sum), or None."""
-    got = column_words(values, group, groups, shift, zero_bin, drop, limit, (word,))
-    return None if got is None else (got[0], got[1], got[2], got[3][0])
-
-
-__all__ = ["VERSION", "column_bins", "column_words", "compiled", "merge_flat",
+__all__ = ["VERSION", "column_words", "compiled", "merge_flat",
            "merge_sorted", "merge_two", "merge_words", "packed_count"]

@@ -299,12 +299,12 @@ def prepare_fit(
         return SparkEngine(
             df, doms, names, strategy=chosen,
             prefix=prefix_rows if prefix_rows is not None else prefetch_specs(
-                for_plan.chosen, len(doms)),
+                for_plan.chosen),
             cache=chosen == "rounds", positive=checks.positive,
             problem=checks.problem, on_problem=checks.raise_invalid_feature,
             ties=ties, driver_budget_mb=budget,
             schedule=None if prefix_rows is not None else prefetch_specs(
-                for_plan.chosen, len(doms), cell_budget=UNLIMITED),
+                for_plan.chosen, cell_budget=UNLIMITED),
             # a pending plan's engine may serve whichever method the count chooses
             never_cuts=not for_plan.pending and never_cuts(for_plan.chosen),
             count_first=count_first, labels=labels,

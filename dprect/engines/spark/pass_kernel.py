@@ -289,7 +289,7 @@ def _emit(task: PassTask, best: Sequence[Best], bad: bool, remaining: int,
     ``_id`` the number of rows that survived the cuts; and a split row when ``split``.
     A keys-only task's output is :func:`_emit_keys`'."""
     if task.keys_only:
-        return _emit_keys(task, best, bad, remaining)
+        return _emit_keys(best, bad, remaining)
     results = [b.result() for b in best]
     total = 1 + sum(len(keys) for keys, _ in results) + int(split)
     tags = np.empty(total, dtype=np.int32)  # filled in place: one array per column
@@ -314,8 +314,7 @@ def _emit(task: PassTask, best: Sequence[Best], bad: bool, remaining: int,
     return _batch(tags, ids, ints, floats, flags, pa.nulls(total, pa.binary()))
 
 
-def _emit_keys(task: PassTask, best: Sequence[Best], bad: bool, remaining: int
-               ) -> pa.RecordBatch:
+def _emit_keys(best: Sequence[Best], bad: bool, remaining: int) -> pa.RecordBatch:
     """A keys-only task's output (:data:`KEYS_ONLY_SCHEMA`): the summary row (``_k`` =
     the rows that survived the cuts), then every order's kept keys, packed
     (:func:`pack_keys`), order by order."""
@@ -490,7 +489,7 @@ def _merge_keys(batches: Iterator[pa.RecordBatch], task: PassTask) -> pa.RecordB
         for i, rows in key_runs(tags):
             b = best[i]
             b.add(unpack_keys(packed[rows], task.key_is_int(b.order.axis)), None)
-    return _emit_keys(task, best, bad, remaining)
+    return _emit_keys(best, bad, remaining)
 
 
 def key_runs(tags: np.ndarray) -> Iterator[tuple[int, slice]]:

@@ -281,7 +281,7 @@ def never_cuts(plan: MethodPlan) -> bool:
     return plan.method != "randmargins" and all(r.law is None for r in plan.rounds)
 
 
-def prefetch_specs(plan: MethodPlan, dims: int, *, miss: float = PREFETCH_MISS,
+def prefetch_specs(plan: MethodPlan, *, miss: float = PREFETCH_MISS,
                    cell_budget: int = PREFETCH_CELL_BUDGET) -> list[PrefixSpec]:
     """Prefix lengths for the ``prefetch`` strategy, from the public plan alone (never data).
 

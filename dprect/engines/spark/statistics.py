@@ -680,13 +680,6 @@ def _increasing(keys: np.ndarray) -> bool:
     return bool((keys[1:] > keys[:-1]).all())
 
 
-def _merge_sorted(parts: Sequence[Lists]) -> Lists:
-    """Partial (key, count, sum) lists, each sorted and unique, summed by key
-    (:func:`_merge_words` of one word)."""
-    keys, counts, sums = _merge_words([(k, n, [v]) for k, n, v in parts])
-    return keys, counts, sums[0]
-
-
 def _merge_words(parts: Sequence[Words]) -> Words:
     """Partial (key, count, [sum of each word]) lists, each sorted and unique, every part
     with the same words, summed by key: merged compiled (``describe_jit``'s

@@ -21,7 +21,6 @@ the cuts made so far, the diagnostics it counts into).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -84,7 +83,4 @@ class Strategy(Protocol):
         ...
 
 
-#: builds a strategy from the engine's rows
-Build = Callable[[Rows], Strategy]
-
-__all__ = ["Build", "Cut", "Rows", "Strategy"]
+__all__ = ["Cut", "Rows", "Strategy"]
