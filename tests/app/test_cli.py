@@ -567,6 +567,64 @@ def test_sigint_is_one_line_exit_130_and_the_ledger_consistent(slow_table, tmp_p
     led.verify(full=True)
 
 
+def test_sigterm_is_an_interrupt_one_line_exit_143_and_the_ledger_consistent(
+        slow_table, tmp_path):
+    """SIGTERM — a scheduler stopping the run, to the main process only — once the run
+    has reserved its budget ends it as a Ctrl-C does: one line ``dprect: terminated``,
+    exit 143, no result, and the ledger's run cancelled (no noise drawn) or failed (noise
+    may have been drawn), never left ``reserved``. (Before, SIGTERM killed the process
+    where it stood: exit -15, the run left reserved — charged even when nothing had been
+    drawn — and, during the publishing, a staged temporary file left beside the output.)"""
+    import os
+    import signal
+    import time
+
+    from dprect.release.ledger import Ledger
+
+    ledger = tmp_path / "ledger"
+    assert main(["budget", "init", "--ledger", str(ledger)]) == 0
+    out = tmp_path / "out.json"
+    marker = tmp_path / "reserved"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", PAUSED_RUN, str(marker), "describe", "--input",
+         str(slow_table), "--columns", "a,b", "--epsilon", "1", "--group-by", "g",
+         "--groups", ",".join(map(str, range(3000))), "--output", str(out),
+         "--ledger", str(ledger), "--dataset", "d"],
+        text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    led = Ledger(ledger)
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert marker.exists() and led.runs("d"), "the run did not reach its mechanism"
+    os.kill(proc.pid, signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 143, (proc.returncode, stdout, stderr)
+    assert messages(stderr) == ["dprect: terminated"] and "Traceback" not in stderr, stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger", "reserved"]
+    (run,) = led.runs("d")
+    assert run.status in ("cancelled", "failed")
+    led.verify(full=True)
+
+
+def test_sigterm_raises_terminated_inside_and_the_handler_is_restored():
+    """:func:`sigterm_interrupts` turns SIGTERM into :class:`Terminated` (an interrupt:
+    a :class:`KeyboardInterrupt`) inside, and puts the previous handler back after; the
+    line and code of a terminated run are ``terminated`` and 143."""
+    import os
+    import signal
+
+    from dprect.app.failures import Terminated, describe_failure, sigterm_interrupts
+
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(Terminated), sigterm_interrupts():
+        os.kill(os.getpid(), signal.SIGTERM)  # the handler runs as kill returns
+        pytest.fail("SIGTERM did not interrupt")
+    assert signal.getsignal(signal.SIGTERM) == before
+    assert isinstance(Terminated(), KeyboardInterrupt)
+    assert describe_failure(Terminated()) == (143, "terminated")
+    assert describe_failure(KeyboardInterrupt()) == (130, "interrupted")
+
+
 def test_a_closed_stdout_ends_quietly_and_the_run_completes(table, tmp_path):
     """``dprect ... | head -1``, the reader gone before the first write: no "Broken pipe"
     line, the usual exit code, and a ledger run completes (its result written, its
@@ -681,6 +739,17 @@ def test_an_interrupted_job_is_one_line_and_exit_130(capsys):
 
     assert run_job("describe", body) == 130
     assert capsys.readouterr().err == "describe: interrupted\n"
+
+
+def test_a_terminated_job_is_one_line_and_exit_143(capsys):
+    from dprect.app.failures import Terminated
+    from dprect.app.jobs_support import run_job
+
+    def body():
+        raise Terminated
+
+    assert run_job("describe", body) == 143
+    assert capsys.readouterr().err == "describe: terminated\n"
 
 
 def test_an_error_in_an_interrupts_clean_up_ends_as_an_interrupt(monkeypatch, capsys):
