@@ -7,6 +7,7 @@ number) or a permission root would bypass (``os.access`` monkeypatched)."""
 
 from __future__ import annotations
 
+import pytest
 from cli_run import messages, run
 
 from dprect.release.ledger import Ledger
@@ -68,3 +69,83 @@ def test_an_interrupt_while_publishing_leaves_no_staged_file(tmp_path, capsys,
     code, printed, err = run(argv, capsys)
     assert code == 0 and "was released before" in printed, err
     assert _files(out) == ["p.png", "r.json", "t.csv"]
+
+
+#: per output: the command's arguments (without --output) and the option and file name of
+#: the output made read-only (``--output`` itself, or another beside a good --output)
+READ_ONLY = {
+    "fit JSON": (["fit", "--features", "f0,f1", "--label", "label", "--grid", "0:10:1024",
+                  "--epsilon", "1", "--delta", "1e-6", "--seed", "3"], "--output", "r.json"),
+    "fit PNG": (["fit", "--features", "f0,f1", "--label", "label", "--grid", "0:10:1024",
+                 "--epsilon", "1", "--delta", "1e-6", "--seed", "3"], "--plot", "r.png"),
+    "describe CSV": (DESCRIBE, "--table", "t.csv"),
+    "describe PNG": (DESCRIBE, "--plot", "d.png"),
+}
+
+
+@pytest.mark.parametrize("output", sorted(READ_ONLY))
+def test_a_read_only_output_file_is_refused_before_the_charge(tmp_path, capsys, monkeypatch,
+                                                              output):
+    """An existing output file its owner made read-only (mode 0444) is refused like an
+    unwritable folder: one line naming the option and "read-only", exit 2, nothing
+    reserved, the file untouched. (Before, the check probed the folder only, and the
+    rename that commits an output replaced the read-only file.) Simulated as a non-root
+    user sees it: root's ``os.access`` says every file is writable, so the test's answers
+    follow the file's mode bits."""
+    import os
+    import stat
+
+    import dprect.release.files as files
+
+    def as_a_user(path, mode, **kwargs):
+        if mode & os.W_OK and os.path.isfile(path):
+            return bool(os.stat(path).st_mode & stat.S_IWUSR)
+        return True
+
+    monkeypatch.setattr(files.os, "access", as_a_user)
+    args, option, name = READ_ONLY[output]
+    data = _table(tmp_path)
+    led = tmp_path / "ledger"
+    Ledger(led).init()
+    out = tmp_path / "out"
+    out.mkdir()
+    kept = out / name
+    kept.write_bytes(b"yesterday's result\n")
+    kept.chmod(0o444)
+    outputs = ["--output", str(kept)] if option == "--output" else \
+        ["--output", str(out / "other.json"), option, str(kept)]
+    before = _files(tmp_path)
+    code, printed, err = run([*args, "--input", str(data), *outputs, "--ledger", str(led),
+                              "--dataset", "ds"], capsys)
+    assert code == 2 and printed == "", (code, printed, err)
+    lines = messages(err)
+    assert len(lines) == 1 and lines[0].startswith(f"dprect: error: {option} "), err
+    assert "the file is read-only" in lines[0], lines[0]
+    assert Ledger(led).events("ds") == []
+    assert kept.read_bytes() == b"yesterday's result\n"
+    assert _files(tmp_path) == before
+
+
+def test_outputs_get_the_umask_s_permissions_or_keep_their_own(tmp_path, capsys):
+    """A new output is readable as any file the user creates (``0o666 & ~umask``: 0644
+    under umask 022), not owner-only; a rewritten one keeps its mode. (Before, every
+    output had the 0600 of the temporary file it was renamed from, so a result written
+    for a team was unreadable by it.)"""
+    import os
+    import stat
+
+    data = _table(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "t.csv").write_text("old\n")
+    (out / "t.csv").chmod(0o640)
+    mask = os.umask(0o022)
+    try:
+        code, _, err = run([*DESCRIBE, "--input", str(data), "--output", str(out / "r.json"),
+                            "--table", str(out / "t.csv"), "--plot", str(out / "p.png")],
+                           capsys)
+    finally:
+        os.umask(mask)
+    assert code == 0, err
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in out.iterdir()}
+    assert modes == {"r.json": 0o644, "p.png": 0o644, "t.csv": 0o640}, modes
