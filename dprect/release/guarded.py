@@ -35,6 +35,7 @@ the result's own guarantee must equal it. Nothing here knows a product: a releas
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 from collections.abc import Callable, Iterator
@@ -45,7 +46,7 @@ from typing import Any
 from dprect.core.accounting import Guarantee
 from dprect.core.errors import ParameterError
 from dprect.core.randomness import draws
-from dprect.release.ledger import Budget, Ledger
+from dprect.release.ledger import Budget, Ledger, LedgerError
 
 
 @dataclass(frozen=True)
@@ -217,7 +218,9 @@ def guarded_release(settings: LedgerSettings | None, charge: Charge,
             raise AssertionError(f"{what}'s guarantee differs from the reserved plan")
     except BaseException as exc:
         stop = interrupt_in(exc)
-        with _signals_held():
+        with _signals_held(), contextlib.suppress(LedgerError):
+            # a ledger that cannot take the row (a full disk) keeps the run reserved —
+            # charged, as a killed run's — and the run's own error is the one reported
             if not (stop is not None and reservation.new_charge and draws() == drawn
                     and ledger.cancel(settings.dataset, settings.run_id)):
                 ledger.fail(settings.dataset, settings.run_id,

@@ -149,3 +149,83 @@ def test_outputs_get_the_umask_s_permissions_or_keep_their_own(tmp_path, capsys)
     assert code == 0, err
     modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in out.iterdir()}
     assert modes == {"r.json": 0o644, "p.png": 0o644, "t.csv": 0o640}, modes
+
+
+def _full_disk_for(monkeypatch, events):
+    """The ledger's event files cannot be written for rows of ``events`` (simulated: a
+    full disk, ENOSPC, raised by pyarrow's writer with a text of its own that must not be
+    shown); returns the list of events refused."""
+    import errno
+
+    import pyarrow.parquet as pq
+
+    real, refused = pq.write_table, []
+
+    def write_table(table, where, *args, **kwargs):
+        event = table.column("event")[0].as_py() if "event" in table.column_names else None
+        if event in events:
+            refused.append(event)
+            with open(where, "wb") as fh:  # a part of the file, as a full disk leaves it
+                fh.write(b"PAR1")
+            raise OSError(errno.ENOSPC, "Error writing bytes to file. Detail: [errno 28] "
+                                        "library text")
+        return real(table, where, *args, **kwargs)
+
+    monkeypatch.setattr(pq, "write_table", write_table)
+    return refused
+
+
+FIT = ["fit", "--features", "f0,f1", "--label", "label", "--grid", "0:10:1024",
+       "--epsilon", "1", "--delta", "1e-6", "--seed", "3"]
+
+
+def test_a_ledger_that_cannot_take_the_reservation_charges_nothing(tmp_path, capsys,
+                                                                  monkeypatch):
+    """The reservation's row cannot be written (a full disk): one line naming the ledger,
+    the operating system's reason and "nothing was charged", exit 2; no event, no output,
+    no part of the event file left. (Before, the line was pyarrow's own text, "[Errno 28]
+    Error writing bytes to file. Detail: …", and a job ended as an internal error.)"""
+    data = _table(tmp_path)
+    led = tmp_path / "ledger"
+    Ledger(led).init()
+    before = _files(led)
+    refused = _full_disk_for(monkeypatch, {"reserve"})
+    code, _, err = run([*FIT, "--input", str(data), "--output", str(tmp_path / "o" / "r.json"),
+                        "--ledger", str(led), "--dataset", "ds"], capsys)
+    assert refused == ["reserve"] and code == 2, err
+    assert messages(err) == [f"dprect: error: cannot write the budget ledger at {led} "
+                             "(No space left on device); nothing was charged"], err
+    assert Ledger(led).events("ds") == []
+    assert [f for f in _files(led) if f != "_dprect_results"] == \
+        [f for f in before if f != "_dprect_results"]
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_ledger_that_cannot_take_the_release_keeps_the_charge_and_a_retry_uses_it(
+        tmp_path, capsys, monkeypatch):
+    """The release's row cannot be written (the disk filled during the run): one line
+    saying the run stays charged and nothing was released, exit 2, no output; the run is
+    ``reserved`` (charged, as a killed run's), and re-running the run id
+    once the ledger can be written runs it under that one charge. (Before, pyarrow's own
+    text.)"""
+    data = _table(tmp_path)
+    led = tmp_path / "ledger"
+    Ledger(led).init()
+    out = tmp_path / "o" / "r.json"
+    argv = [*FIT, "--input", str(data), "--output", str(out), "--ledger", str(led),
+            "--dataset", "ds", "--run-id", "r1"]
+    refused = _full_disk_for(monkeypatch, {"release", "fail"})
+    code, _, err = run(argv, capsys)
+    assert refused == ["release"] and code == 2, err
+    (line,) = messages(err)
+    assert line.startswith(f"dprect: error: cannot write the budget ledger at {led} "
+                           "(No space left on device); the run stays charged (reserved) "
+                           "and nothing was released"), line
+    assert "library text" not in line and not out.exists()
+    assert Ledger(led).run("ds", "r1").status == "reserved"
+
+    monkeypatch.undo()
+    code, _, err = run(argv, capsys)
+    assert code == 0, err
+    assert [e["event"] for e in Ledger(led).events("ds")] == ["reserve", "release"]
+    assert out.exists()
