@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -27,10 +28,27 @@ from typing import BinaryIO
 
 from dprect.core.errors import ParameterError
 
+#: an operating-system error number as delta-rs and Arrow write it in their messages
+_ERRNO = re.compile(r"(?:os error|errno) (\d{1,4})\b", re.IGNORECASE)
 
-def _reason(exc: OSError) -> str:
-    """The operating system's reason for ``exc``, from its error number only."""
-    return os.strerror(exc.errno) if exc.errno is not None else type(exc).__name__
+
+def failure_reason(exc: BaseException) -> str:
+    """Why a write failed, from the failure's kind alone (the charter: a message never
+    quotes a library's exception text): the operating system's words for its error number
+    (:func:`os.strerror`) — an ``OSError``'s ``errno``, else the number a native
+    library's message gives (delta-rs: ``(os error 28)``; only the number is read) — else
+    the exception's class name."""
+    number = exc.errno if isinstance(exc, OSError) else None
+    if not number:
+        found = _ERRNO.search(str(exc))
+        number = int(found.group(1)) if found else None
+    if number:
+        reason = os.strerror(number)
+        if not reason.startswith("Unknown error"):
+            return reason
+    if isinstance(exc, OSError) and exc.strerror:
+        return str(exc.strerror)
+    return type(exc).__name__
 
 
 def _temp_prefix(target: Path) -> str:
@@ -86,7 +104,7 @@ def check_output_path(path: str | os.PathLike[str], what: str, *, folder: bool =
     try:
         home, missing = _missing_folders(target, folder, what, shown)
     except OSError as exc:  # e.g. a name too long to look up
-        raise ParameterError(f"{what} {shown!r} cannot be written ({_reason(exc)})"
+        raise ParameterError(f"{what} {shown!r} cannot be written ({failure_reason(exc)})"
                              ) from None
     if not folder and target.is_file() and not os.access(target, os.W_OK):
         # the rename of :func:`commit_staged` would replace it whatever its mode: a file
@@ -108,9 +126,9 @@ def check_output_path(path: str | os.PathLike[str], what: str, *, folder: bool =
     except OSError as exc:
         if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
             raise ParameterError(f"{what} {shown!r} cannot be written: no write permission "
-                                 f"in {str(current)!r} ({_reason(exc)})") from None
+                                 f"in {str(current)!r} ({failure_reason(exc)})") from None
         raise ParameterError(f"{what} {shown!r} cannot be written in {str(current)!r} "
-                             f"({_reason(exc)})") from None
+                             f"({failure_reason(exc)})") from None
     finally:
         for step in reversed(made):
             with contextlib.suppress(OSError):  # another writer's file in it: keep it
@@ -217,4 +235,4 @@ def write_atomic(path: str | os.PathLike[str], data: Data) -> None:
 
 
 __all__ = ["check_output_path", "close_staged", "commit_staged", "discard_staged",
-           "open_staged", "stage_file", "write_atomic"]
+           "failure_reason", "open_staged", "stage_file", "write_atomic"]

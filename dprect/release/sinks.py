@@ -58,6 +58,7 @@ from dprect.release.files import (
     close_staged,
     commit_staged,
     discard_staged,
+    failure_reason,
     open_staged,
     stage_file,
 )
@@ -346,14 +347,6 @@ class NotPublishedError(ParameterError):
     run id publishes them all (a replay) without spending again."""
 
 
-def _why(exc: BaseException) -> str:
-    """A failed write's reason: the operating system's, by its error number, else the
-    error's type (never its text)."""
-    if isinstance(exc, OSError) and exc.errno:
-        return os.strerror(exc.errno)
-    return type(exc).__name__
-
-
 def publish(sinks: Sequence[Sink], release: Release,
             read: Callable[[], None] = _nothing) -> list[str]:
     """Render every output, then stage, commit and rename them (the module docstring:
@@ -372,7 +365,7 @@ def publish(sinks: Sequence[Sink], release: Release,
             w.discard()
         done = (f"{len(lines)} of {len(writes)} outputs were written and the others not"
                 if lines else "no output was written")
-        return NotPublishedError(f"{done} ({_why(exc)}); {again}")
+        return NotPublishedError(f"{done} ({failure_reason(exc)}); {again}")
 
     try:
         for w in writes:

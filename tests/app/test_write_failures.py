@@ -229,3 +229,63 @@ def test_a_ledger_that_cannot_take_the_release_keeps_the_charge_and_a_retry_uses
     assert code == 0, err
     assert [e["event"] for e in Ledger(led).events("ds")] == ["reserve", "release"]
     assert out.exists()
+
+
+#: per Delta output: the command's arguments and the option naming the table
+DELTA_OUTPUTS = {
+    "describe --table": (DESCRIBE, "--table"),
+    "fit --results-table": (FIT, "--results-table"),
+}
+
+
+@pytest.mark.parametrize("output", sorted(DELTA_OUTPUTS))
+def test_a_failed_first_delta_commit_leaves_no_folder_and_the_replay_publishes(
+        tmp_path, capfd, monkeypatch, output):
+    """A new Delta output whose write fails on a full disk after its data file (delta-rs:
+    a part file written, no commit, a native thread's panic on file descriptor 2, an
+    error whose only errno is "(os error 28)" in its text): one line on stderr, "no output
+    was written (No space left on device)", exit 2, no table folder left; the replay of the
+    run id then writes every output. (Before, the folder of part files stayed — and the
+    replay was refused: "is a folder that is not empty and holds no Delta table" — the
+    panic's lines reached stderr, and the reason was "(OSError)".) Simulated: delta-rs's
+    write replaced by one failing that way."""
+    import os
+    import uuid
+
+    import deltalake
+
+    from dprect.app.cli import main
+
+    args, option = DELTA_OUTPUTS[output]
+    data = _table(tmp_path)
+    led = tmp_path / "ledger"
+    Ledger(led).init()
+    table = tmp_path / "lake" / "t"
+    argv = [*args, "--input", str(data), "--output", str(tmp_path / "o" / "r.json"),
+            option, str(table), "--ledger", str(led), "--dataset", "ds", "--run-id", "r1"]
+    real = deltalake.write_deltalake
+
+    def full_disk(path, *a, **k):
+        where = os.fspath(path)
+        os.makedirs(os.path.join(where, "_delta_log"), exist_ok=True)
+        with open(os.path.join(where, f"part-00000-{uuid.uuid4()}.parquet"), "wb") as fh:
+            fh.write(b"PAR1")
+        os.write(2, b"thread 'tokio-rt-worker' panicked at buffered.rs:369:41:\n")
+        raise OSError("Generic LocalFileSystem error: Unable to copy data to file: "
+                      "No space left on device (os error 28)")
+
+    monkeypatch.setattr(deltalake, "write_deltalake", full_disk)
+    capfd.readouterr()
+    assert main(argv) == 2
+    err = capfd.readouterr().err
+    (line,) = messages(err)
+    assert line.startswith("dprect: error: no output was written (No space left on "
+                           "device); the result is released"), err
+    assert not table.exists(), _files(tmp_path / "lake")
+    assert not (tmp_path / "o" / "r.json").exists()
+
+    monkeypatch.setattr(deltalake, "write_deltalake", real)
+    assert main(argv) == 0, capfd.readouterr().err
+    assert "was released before" in capfd.readouterr().out
+    assert (table / "_delta_log").is_dir() and (tmp_path / "o" / "r.json").exists()
+    assert [e["event"] for e in Ledger(led).events("ds")] == ["reserve", "release"]

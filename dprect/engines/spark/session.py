@@ -115,6 +115,9 @@ QUIET_LOGGERS = (
     "org.apache.spark.sql.execution.python",
     "org.apache.spark.sql.execution.datasources",
     "org.apache.spark.util.Utils",
+    # Delta's writer and its post-commit hooks: a failed write's job abort (ERROR) and a
+    # checksum it could not write (WARN), each with a Java stack trace (a full disk)
+    "org.apache.spark.sql.delta",
 )
 #: pyspark's Python loggers that print a query error's full message (values included)
 #: as it is raised

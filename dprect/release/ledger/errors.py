@@ -5,7 +5,6 @@ terminal escape codes; :class:`DamageError` is a failed verification step, turne
 
 from __future__ import annotations
 
-import os
 import re
 
 from dprect.core.errors import DprectError, ParameterError
@@ -30,29 +29,6 @@ def one_line(text: str, limit: int | None = None) -> str:
     if limit is not None and len(line) > limit:
         line = line[:limit - 1].rstrip() + "…"
     return line
-
-
-#: an operating-system error number as delta-rs and Arrow write it in their messages
-_ERRNO = re.compile(r"(?:os error|errno) (\d{1,4})\b", re.IGNORECASE)
-
-
-def failure_reason(exc: BaseException) -> str:
-    """Why a write failed, from the failure's kind alone (the charter: a message never
-    quotes a library's exception text): the operating system's words for its error number
-    (:func:`os.strerror`) — an ``OSError``'s ``errno``, else the number a native
-    library's message gives (delta-rs: ``(os error 28)``; only the number is read) — else
-    the exception's class name."""
-    number = exc.errno if isinstance(exc, OSError) else None
-    if not number:
-        found = _ERRNO.search(str(exc))
-        number = int(found.group(1)) if found else None
-    if number:
-        reason = os.strerror(number)
-        if not reason.startswith("Unknown error"):
-            return reason
-    if isinstance(exc, OSError) and exc.strerror:
-        return str(exc.strerror)
-    return type(exc).__name__
 
 
 class LedgerError(DprectError):

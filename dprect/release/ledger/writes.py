@@ -16,8 +16,10 @@ from typing import Any
 import pyarrow as pa
 
 from dprect._version import __version__
+from dprect.release.delta_output import native_stderr_dropped
+from dprect.release.files import failure_reason
 from dprect.release.ledger.chain import chain_of
-from dprect.release.ledger.errors import RESTORE, LedgerError, failure_reason
+from dprect.release.ledger.errors import RESTORE, LedgerError
 from dprect.release.ledger.log import Snapshot
 from dprect.release.ledger.queries import LedgerQueries
 from dprect.release.ledger.schema import SCHEMA, TABLE_CONFIGURATION, file_stats
@@ -29,8 +31,8 @@ MAX_ATTEMPTS = 200
 AFTER_FAILED_WRITE = {
     "reserve": "nothing was charged",
     "release": "the run stays charged (reserved) and nothing was released; once the "
-               "ledger can be written, re-running the same run id (--run-id) runs it "
-               "again under that charge",
+               "ledger can be written, re-running the same run id runs it again under "
+               "that charge",
     "fail": "the run stays charged (reserved)",
     "cancel": "the run stays charged (reserved)",
     "cap": "the cap was not changed",
@@ -73,9 +75,10 @@ class LedgerWrites(LedgerQueries):
         row = self._row("init", None, 0, "", message="ledger created")
         try:
             where.mkdir(parents=True, exist_ok=True)
-            write_deltalake(self.path, pa.Table.from_pylist([row], schema=SCHEMA),
-                            mode="error", configuration=TABLE_CONFIGURATION,
-                            commit_properties=CommitProperties(max_commit_retries=0))
+            with native_stderr_dropped():
+                write_deltalake(self.path, pa.Table.from_pylist([row], schema=SCHEMA),
+                                mode="error", configuration=TABLE_CONFIGURATION,
+                                commit_properties=CommitProperties(max_commit_retries=0))
         except Exception as exc:
             text = str(exc).lower()
             if "already exists" in text or type(exc).__name__ == "CommitFailedError":
@@ -122,11 +125,12 @@ class LedgerWrites(LedgerQueries):
         from deltalake.exceptions import CommitFailedError
 
         try:
-            snap.table.create_write_transaction(
-                actions, mode="append", schema=SCHEMA,
-                commit_properties=CommitProperties(max_commit_retries=0),
-                post_commithook_properties=PostCommitHookProperties(
-                    create_checkpoint=False, cleanup_expired_logs=False))
+            with native_stderr_dropped():  # a failing native write's panic lines
+                snap.table.create_write_transaction(
+                    actions, mode="append", schema=SCHEMA,
+                    commit_properties=CommitProperties(max_commit_retries=0),
+                    post_commithook_properties=PostCommitHookProperties(
+                        create_checkpoint=False, cleanup_expired_logs=False))
         except CommitFailedError:
             return False
         except Exception as exc:
