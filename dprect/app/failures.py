@@ -17,12 +17,12 @@ writes the line to spark-submit's own stderr instead.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
 from types import FrameType
 from typing import TextIO
 
@@ -43,10 +43,19 @@ class Terminated(KeyboardInterrupt):
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM's handler: cancel the running Spark jobs of this process's SparkContext,
+    if one is active (as pyspark's own SIGINT handler does: a job left running would go
+    on writing, e.g. a Delta output's data files after their folder was cleaned), then
+    raise :class:`Terminated`."""
+    context = getattr(sys.modules.get("pyspark"), "SparkContext", None)
+    active = getattr(context, "_active_spark_context", None)
+    if active is not None:
+        with contextlib.suppress(Exception):
+            active.cancelAllJobs()
     raise Terminated
 
 
-@contextmanager
+@contextlib.contextmanager
 def sigterm_interrupts() -> Iterator[None]:
     """Inside, SIGTERM raises :class:`Terminated` in the main thread (elsewhere, or where
     SIGTERM is ignored, nothing changes); the previous handler is restored after."""

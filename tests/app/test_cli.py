@@ -625,6 +625,29 @@ def test_sigterm_raises_terminated_inside_and_the_handler_is_restored():
     assert describe_failure(KeyboardInterrupt()) == (130, "interrupted")
 
 
+def test_sigterm_cancels_the_running_spark_jobs(monkeypatch):
+    """With a SparkContext active, SIGTERM cancels its jobs before it raises (as
+    pyspark's SIGINT handler does): a job left running went on writing a Delta output's
+    data files after the failed commit's folder was cleaned (seen as user walker: a
+    ``part-….parquet`` left in the results table's folder). Simulated: a stand-in
+    ``pyspark`` module whose active context counts its cancels."""
+    import os
+    import signal
+    import types
+
+    from dprect.app.failures import Terminated, sigterm_interrupts
+
+    cancelled = []
+    context = types.SimpleNamespace(cancelAllJobs=lambda: cancelled.append(1))
+    fake = types.SimpleNamespace(SparkContext=types.SimpleNamespace(
+        _active_spark_context=context))
+    monkeypatch.setitem(sys.modules, "pyspark", fake)
+    with pytest.raises(Terminated), sigterm_interrupts():
+        os.kill(os.getpid(), signal.SIGTERM)
+        pytest.fail("SIGTERM did not interrupt")
+    assert cancelled == [1]
+
+
 def test_a_closed_stdout_ends_quietly_and_the_run_completes(table, tmp_path):
     """``dprect ... | head -1``, the reader gone before the first write: no "Broken pipe"
     line, the usual exit code, and a ledger run completes (its result written, its
