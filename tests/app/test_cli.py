@@ -524,14 +524,11 @@ def slow_table(tmp_path_factory):
     return folder / "t.parquet"
 
 
-def test_sigint_is_one_line_exit_130_and_the_ledger_consistent(slow_table, tmp_path, capsys):
-    """Ctrl-C at a terminal (SIGINT to the whole process group, the driver's workers
-    too) once the run has reserved its budget: one line ``dprect: interrupted``, exit 130,
-    no traceback from any process, no result, and a ledger that either withdrew the
-    charge (cancelled: no noise drawn yet) or kept it (failed: noise may have been
-    drawn) — never a run left ``reserved``."""
-    import os
-    import signal
+def _paused_describe(slow_table, tmp_path):
+    """``dprect describe`` of the slow table under a new ledger, in a session of its own,
+    paused where its mechanism would start (after the reservation and the pass, so an
+    interrupt lands there on a fast machine too, not after the release): the process,
+    the ledger and the output path."""
     import time
 
     from dprect.release.ledger import Ledger
@@ -540,8 +537,6 @@ def test_sigint_is_one_line_exit_130_and_the_ledger_consistent(slow_table, tmp_p
     assert main(["budget", "init", "--ledger", str(ledger)]) == 0
     out = tmp_path / "out.json"
     marker = tmp_path / "reserved"
-    # the run pauses where its mechanism would start (after the reservation and the
-    # pass), so the interrupt lands there on a fast machine too, not after the release
     proc = subprocess.Popen(
         [sys.executable, "-c", PAUSED_RUN, str(marker), "describe", "--input",
          str(slow_table), "--columns", "a,b", "--epsilon", "1", "--group-by", "g",
@@ -553,6 +548,20 @@ def test_sigint_is_one_line_exit_130_and_the_ledger_consistent(slow_table, tmp_p
     while proc.poll() is None and not marker.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert marker.exists() and led.runs("d"), "the run did not reach its mechanism"
+    return proc, led, out
+
+
+def test_sigint_is_one_line_exit_130_and_the_ledger_consistent(slow_table, tmp_path, capsys):
+    """Ctrl-C at a terminal (SIGINT to the whole process group, the driver's workers
+    too) once the run has reserved its budget: one line ``dprect: interrupted``, exit 130,
+    no traceback from any process, no result, and a ledger that either withdrew the
+    charge (cancelled: no noise drawn yet) or kept it (failed: noise may have been
+    drawn) — never a run left ``reserved``."""
+    import os
+    import signal
+
+
+    proc, led, out = _paused_describe(slow_table, tmp_path)
     os.killpg(proc.pid, signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 130, (stdout, stderr)
@@ -577,25 +586,9 @@ def test_sigterm_is_an_interrupt_one_line_exit_143_and_the_ledger_consistent(
     drawn — and, during the publishing, a staged temporary file left beside the output.)"""
     import os
     import signal
-    import time
 
-    from dprect.release.ledger import Ledger
 
-    ledger = tmp_path / "ledger"
-    assert main(["budget", "init", "--ledger", str(ledger)]) == 0
-    out = tmp_path / "out.json"
-    marker = tmp_path / "reserved"
-    proc = subprocess.Popen(
-        [sys.executable, "-c", PAUSED_RUN, str(marker), "describe", "--input",
-         str(slow_table), "--columns", "a,b", "--epsilon", "1", "--group-by", "g",
-         "--groups", ",".join(map(str, range(3000))), "--output", str(out),
-         "--ledger", str(ledger), "--dataset", "d"],
-        text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    led = Ledger(ledger)
-    deadline = time.monotonic() + 120
-    while proc.poll() is None and not marker.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert marker.exists() and led.runs("d"), "the run did not reach its mechanism"
+    proc, led, _ = _paused_describe(slow_table, tmp_path)
     os.kill(proc.pid, signal.SIGTERM)
     stdout, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 143, (proc.returncode, stdout, stderr)

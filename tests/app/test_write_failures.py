@@ -9,24 +9,11 @@ from __future__ import annotations
 
 import pytest
 from cli_run import messages, run
+from sink_table import sink_table
 
 from dprect.release.ledger import Ledger
 
-
-def _table(folder):
-    """A small table every product reads: columns f0, f1, a 0/1 label, a group g."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    gen = np.random.default_rng(40)
-    n = 3000
-    x = gen.uniform(0, 10, (n, 2))
-    y = ((x > 2) & (x < 7)).all(axis=1).astype(np.int64)
-    path = folder / "t.parquet"
-    pq.write_table(pa.table({"f0": x[:, 0], "f1": x[:, 1], "label": y,
-                             "g": np.where(gen.random(n) < 0.5, "a", "b")}), path)
-    return path
+_table = sink_table
 
 
 def _files(folder):
