@@ -16,15 +16,16 @@ spine (:mod:`dprect.app.spine`): ``fit`` to :func:`dprect.app.classes_flow.run_a
 
 Errors in parameters, paths or the table's schema, and a mistyped command line, end the
 command with one line on stderr and exit code 2, with nothing written (no result, no
-ledger entry) and nothing charged; Ctrl-C ends it with ``dprect: interrupted`` and 130
-(:mod:`dprect.release.guarded`); a stdout closed early (``| head``) drops the rest of the
-output and lets the run finish; a run longer than 6 s names its stage on stderr every
-6 s, at least every 10 s under load (:mod:`dprect.app.heartbeat`; not with ``--quiet``).
-Refusals never depend on the table's values (only ``--invalid-rows error`` refuses a table
-for its values, outside the guarantee). Every output location is checked before the input
-is read; a run prints its plan before it reads the input (``--plan-only``: the plan, then
-stop); with ``--ledger`` it reads the ledger (a run over the cap ends there), prints its
-run id, then reserves its (ε, δ) before releasing anything.
+ledger entry) and nothing charged; Ctrl-C ends it with ``dprect: interrupted`` and 130,
+SIGTERM with ``dprect: terminated`` and 143 (:mod:`dprect.release.guarded`); a stdout
+closed early (``| head``) drops the rest of the output and lets the run finish; a run
+longer than 6 s names its stage on stderr every 6 s, at least every 10 s under load
+(:mod:`dprect.app.heartbeat`; not with ``--quiet``). Refusals never depend on the table's
+values (only ``--invalid-rows error`` refuses a table for its values, outside the
+guarantee). Every output location is checked before the input is read; a run prints its
+plan before it reads the input (``--plan-only``: the plan, then stop); with ``--ledger``
+it reads the ledger (a run over the cap ends there), prints its run id, then reserves its
+(ε, δ) before releasing anything.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from dprect._version import __version__
-from dprect.app.failures import describe_failure, one_line
+from dprect.app.failures import describe_failure, one_line, sigterm_interrupts
 from dprect.app.options import (
     AGGREGATE_COLUMNS,
     AGGREGATE_OUTPUTS,
@@ -83,7 +84,6 @@ from dprect.core.request import (
 )
 
 EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
 
 
 class _Parser(argparse.ArgumentParser):
@@ -580,17 +580,22 @@ def run() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; every way it ends is an exit code and at most one line on stderr
-    (an argparse error: 2; an interrupt, SIGINT: ``dprect: interrupted`` and 130 — also
-    when a library raised its own error while it cleaned up after the interrupt)."""
+    (an argparse error: 2; an interrupt, SIGINT: ``dprect: interrupted`` and 130, SIGTERM:
+    ``dprect: terminated`` and 143 — also when a library raised its own error while it
+    cleaned up after the interrupt)."""
     try:
-        return _main(argv)
-    except KeyboardInterrupt:
-        return _interrupted()
+        with sigterm_interrupts():
+            return _main(argv)
+    except KeyboardInterrupt as exc:
+        return _interrupted(exc)
 
 
-def _interrupted() -> int:
-    print("dprect: interrupted", file=sys.stderr, flush=True)
-    return EXIT_INTERRUPTED
+def _interrupted(exc: KeyboardInterrupt) -> int:
+    """The line and the exit code of an interrupt (SIGINT, or SIGTERM's
+    :class:`~dprect.app.failures.Terminated`)."""
+    code, message = describe_failure(exc)
+    print(f"dprect: {message}", file=sys.stderr, flush=True)
+    return code
 
 
 
@@ -635,10 +640,11 @@ def _main(argv: Sequence[str] | None) -> int:
             return _cmd_budget(args)
         return _cmd_plan(args)
     except Exception as exc:
-        from dprect.release.guarded import interrupted
+        from dprect.release.guarded import interrupt_in
 
-        if interrupted(exc):  # raised while a library cleaned up after a Ctrl-C
-            return _interrupted()
+        stop = interrupt_in(exc)
+        if stop is not None:  # raised while a library cleaned up after a Ctrl-C
+            return _interrupted(stop)
         if isinstance(exc, DprectError | OSError):  # parameters, schema, paths: one line
             print(f"dprect: error: {one_line(str(exc))}", file=sys.stderr)
             return EXIT_USAGE

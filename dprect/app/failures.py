@@ -3,7 +3,10 @@
 Shared by the ``dprect`` command and the Spark jobs (pyspark-free; no optional
 dependency). Exit codes: ``0`` success; ``2`` bad configuration, parameters, schema or
 paths (any :class:`~dprect.core.errors.DprectError`, a missing file); ``3`` Spark itself
-failed; ``1`` an unexpected internal error; ``130`` interrupted.
+failed; ``1`` an unexpected internal error; ``130`` interrupted (SIGINT, Ctrl-C); ``143``
+terminated (SIGTERM, a scheduler's stop: :func:`sigterm_interrupts` makes it an interrupt,
+so the run ends as after a Ctrl-C — a reservation withdrawn before any noise was drawn,
+recorded ``fail`` after; no staged output left — instead of dying where it stands).
 
 The line never carries a value from the data: a Spark error is described by
 :func:`dprect.engines.spark.source.spark_message` (its condition, not its text), and an
@@ -14,8 +17,13 @@ writes the line to spark-submit's own stderr instead.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from types import FrameType
 from typing import TextIO
 
 from dprect.core.errors import DprectError
@@ -25,6 +33,41 @@ EXIT_INTERNAL = 1
 EXIT_BAD_INPUT = 2
 EXIT_SPARK = 3
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143  # 128 + SIGTERM, what a shell reports for a process it killed
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread by the handler :func:`sigterm_interrupts`
+    installs: an interrupt (everything that handles a Ctrl-C handles it), told apart only
+    in the line and the exit code (``terminated``, :data:`EXIT_TERMINATED`)."""
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM's handler: cancel the running Spark jobs of this process's SparkContext,
+    if one is active (as pyspark's own SIGINT handler does: a job left running would go
+    on writing, e.g. a Delta output's data files after their folder was cleaned), then
+    raise :class:`Terminated`."""
+    context = getattr(sys.modules.get("pyspark"), "SparkContext", None)
+    active = getattr(context, "_active_spark_context", None)
+    if active is not None:
+        with contextlib.suppress(Exception):
+            active.cancelAllJobs()
+    raise Terminated
+
+
+@contextlib.contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """Inside, SIGTERM raises :class:`Terminated` in the main thread (elsewhere, or where
+    SIGTERM is ignored, nothing changes); the previous handler is restored after."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) == signal.SIG_IGN:
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 def one_line(text: str) -> str:
@@ -57,6 +100,8 @@ def describe_failure(exc: BaseException) -> tuple[int, str]:
     columns and paths); a Spark error is named by its condition (``Spark failed: ...``,
     exit 3); an unexpected error by its type only, since its text could quote data.
     """
+    if isinstance(exc, Terminated):
+        return EXIT_TERMINATED, "terminated"
     if isinstance(exc, KeyboardInterrupt):
         return EXIT_INTERRUPTED, "interrupted"
     if isinstance(exc, DprectError):

@@ -52,6 +52,7 @@ from dprect.app.failures import (
     EXIT_SPARK,
     describe_failure,
     report_error,
+    sigterm_interrupts,
 )
 from dprect.app.options import (
     GROUP_OPTIONS,
@@ -298,7 +299,7 @@ def build_parser(prog: str, description: str, section: str, schema: Schema
     epilog = ("configuration keys (set them in the YAML file or with --set KEY=VALUE; a key "
               f"without a section prefix means {section}.KEY):\n  " + "\n  ".join(lines)
               + "\n\nexit codes: 0 ok, 2 bad configuration or input, 3 Spark failed, "
-                "1 internal error, 130 interrupted (Ctrl-C)")
+                "1 internal error, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM)")
     parser = argparse.ArgumentParser(prog=prog, description=description, epilog=epilog,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", default=None, metavar="FILE",
@@ -322,19 +323,22 @@ def job_main(prog: str, description: str, section: str, schema: Schema,
 
 def run_job(prog: str, body: Callable[[], int | None]) -> int:
     """Run ``body`` and turn any failure into one line on stderr (:func:`report_error`)
-    and an exit code (an interrupt, SIGINT: ``<prog>: interrupted`` and 130)."""
+    and an exit code (an interrupt, SIGINT: ``<prog>: interrupted`` and 130; SIGTERM,
+    raised as an interrupt inside: ``<prog>: terminated`` and 143)."""
     try:
-        code = body()
+        with sigterm_interrupts():
+            code = body()
         return EXIT_OK if code is None else int(code)
     except SystemExit:
         raise
     except BaseException as exc:  # every failure becomes one line
-        from dprect.release.guarded import interrupted
+        from dprect.release.guarded import interrupt_in
 
-        code, message = describe_failure(KeyboardInterrupt() if interrupted(exc) else exc)
+        stop = interrupt_in(exc)
+        code, message = describe_failure(exc if stop is None else stop)
         if code == EXIT_INTERNAL and os.environ.get("DPRECT_DEBUG"):
             traceback.print_exc()
-        if interrupted(exc):  # SIGINT (or raised in its clean-up): as the command line says
+        if stop is not None:  # SIGINT (or raised in its clean-up): as the command line says
             report_error(f"{prog}: {message}")
         else:
             report_error(f"{prog}: error: {message}")

@@ -29,6 +29,7 @@ from typing import Any, BinaryIO
 from dprect.core.errors import ParameterError
 from dprect.core.statistic import COVERAGE, Mechanism
 from dprect.release.aggregate_record import SHAPES, TableBlock, mixed_columns, mixed_method
+from dprect.release.delta_output import committed_or_nothing
 from dprect.release.files import check_output_path
 from dprect.release.sinks import Feed, Release, Sink, Write, file_write
 
@@ -270,9 +271,11 @@ class DeltaTableSink:
             tmp, fh, feed = held[-1]
             feed.close()
             fh.close()
-            Path(self.path).mkdir(parents=True, exist_ok=True)
-            with pa.OSFile(tmp, "rb") as source:  # a batch at a time
-                write_deltalake(self.path, pa.ipc.open_stream(source), mode="overwrite")
+            # a failed first commit leaves no folder of files (delta_output)
+            with committed_or_nothing(self.path), pa.OSFile(tmp, "rb") as source:
+                Path(self.path).mkdir(parents=True, exist_ok=True)
+                write_deltalake(self.path, pa.ipc.open_stream(source),  # a batch at a time
+                                mode="overwrite")
             discard()
             return f"{self.layout.noun} written to {self.path} (Delta)"
 

@@ -5,10 +5,11 @@ atomically.
 it accepts: it creates the missing folders of the path and a temporary file where the
 output's own temporary file will go (named as :func:`stage_file` names it), then removes
 everything it made — a location the operating system would refuse (a folder under a file,
-a read-only or pseudo file system, a name too long) is refused before the charge, not
-after it. :func:`stage_file` writes an output's bytes to a temporary file beside it and
-:func:`commit_staged` renames that into place, so a reader sees the whole file or nothing;
-:func:`write_atomic` is the two in one.
+a read-only or pseudo file system, a name too long), or an existing output file that is
+read-only, is refused before the charge, not after it. :func:`stage_file` writes an
+output's bytes to a temporary file beside it and :func:`commit_staged` renames that into
+place, so a reader sees the whole file or nothing; :func:`write_atomic` is the two in
+one.
 
 Messages name the output, its path and the operating system's reason by its error number
 (:func:`os.strerror`), never an exception's own text.
@@ -19,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -26,10 +28,27 @@ from typing import BinaryIO
 
 from dprect.core.errors import ParameterError
 
+#: an operating-system error number as delta-rs and Arrow write it in their messages
+_ERRNO = re.compile(r"(?:os error|errno) (\d{1,4})\b", re.IGNORECASE)
 
-def _reason(exc: OSError) -> str:
-    """The operating system's reason for ``exc``, from its error number only."""
-    return os.strerror(exc.errno) if exc.errno is not None else type(exc).__name__
+
+def failure_reason(exc: BaseException) -> str:
+    """Why a write failed, from the failure's kind alone (the charter: a message never
+    quotes a library's exception text): the operating system's words for its error number
+    (:func:`os.strerror`) — an ``OSError``'s ``errno``, else the number a native
+    library's message gives (delta-rs: ``(os error 28)``; only the number is read) — else
+    the exception's class name."""
+    number = exc.errno if isinstance(exc, OSError) else None
+    if not number:
+        found = _ERRNO.search(str(exc))
+        number = int(found.group(1)) if found else None
+    if number:
+        reason = os.strerror(number)
+        if not reason.startswith("Unknown error"):
+            return reason
+    if isinstance(exc, OSError) and exc.strerror:
+        return str(exc.strerror)
+    return type(exc).__name__
 
 
 def _temp_prefix(target: Path) -> str:
@@ -71,7 +90,9 @@ def check_output_path(path: str | os.PathLike[str], what: str, *, folder: bool =
                       ) -> None:
     """Refuse, before anything is read, reserved or written, an output location that
     cannot be written, and prove the one it accepts. For a file (``folder=False``): not a
-    folder, and its folder (made if missing) takes the output's temporary file; for a
+    folder, not an existing file this process may not write (read-only: the rename that
+    commits the output would replace it anyway), and its folder (made if missing) takes
+    the output's temporary file; for a
     folder (a Delta table): not a file, and the folder (made if missing) takes a file.
     Missing folders are created for the proof and removed again (only those it made,
     deepest first), so nothing is left behind. Raises :class:`ParameterError` naming
@@ -83,8 +104,13 @@ def check_output_path(path: str | os.PathLike[str], what: str, *, folder: bool =
     try:
         home, missing = _missing_folders(target, folder, what, shown)
     except OSError as exc:  # e.g. a name too long to look up
-        raise ParameterError(f"{what} {shown!r} cannot be written ({_reason(exc)})"
+        raise ParameterError(f"{what} {shown!r} cannot be written ({failure_reason(exc)})"
                              ) from None
+    if not folder and target.is_file() and not os.access(target, os.W_OK):
+        # the rename of :func:`commit_staged` would replace it whatever its mode: a file
+        # its owner made read-only is refused as its own write would be
+        raise ParameterError(f"{what} {shown!r} cannot be written: the file is read-only "
+                             f"({os.strerror(errno.EACCES)})")
     made: list[Path] = []
     current = missing[-1].parent if missing else home  # the folder being written in
     try:
@@ -100,9 +126,9 @@ def check_output_path(path: str | os.PathLike[str], what: str, *, folder: bool =
     except OSError as exc:
         if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
             raise ParameterError(f"{what} {shown!r} cannot be written: no write permission "
-                                 f"in {str(current)!r} ({_reason(exc)})") from None
+                                 f"in {str(current)!r} ({failure_reason(exc)})") from None
         raise ParameterError(f"{what} {shown!r} cannot be written in {str(current)!r} "
-                             f"({_reason(exc)})") from None
+                             f"({failure_reason(exc)})") from None
     finally:
         for step in reversed(made):
             with contextlib.suppress(OSError):  # another writer's file in it: keep it
@@ -114,12 +140,42 @@ def check_output_path(path: str | os.PathLike[str], what: str, *, folder: bool =
 Data = bytes | str | Callable[[BinaryIO], None]
 
 
+def _umask() -> int:
+    """This process's umask: read from ``/proc/self/status`` where there is one (no
+    change to the process's state), else set and restored at once."""
+    with contextlib.suppress(OSError, ValueError), \
+            open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _output_mode(target: Path) -> int:
+    """The permissions an output gets: an existing file's own (a rewrite keeps them, as
+    writing it in place would), else a new file's under the umask (``0o666 & ~umask``) —
+    not the owner-only mode of the temporary file it is written to."""
+    with contextlib.suppress(OSError):
+        return target.stat().st_mode & 0o7777
+    return 0o666 & ~_umask()
+
+
 def open_staged(path: str | os.PathLike[str]) -> tuple[str, BinaryIO]:
     """A new temporary file in ``path``'s folder (made if missing), open for writing: its
-    path (for :func:`close_staged`, then :func:`commit_staged`) and its handle."""
+    path (for :func:`close_staged`, then :func:`commit_staged`) and its handle. It has the
+    permissions the output will have (:func:`_output_mode`), so the rename that commits it
+    gives the output those."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(target), suffix=".tmp", dir=target.parent)
+    try:
+        os.fchmod(fd, _output_mode(target))
+    except BaseException:
+        os.close(fd)
+        os.unlink(tmp)
+        raise
     return tmp, os.fdopen(fd, "wb")
 
 
@@ -179,4 +235,4 @@ def write_atomic(path: str | os.PathLike[str], data: Data) -> None:
 
 
 __all__ = ["check_output_path", "close_staged", "commit_staged", "discard_staged",
-           "open_staged", "stage_file", "write_atomic"]
+           "failure_reason", "open_staged", "stage_file", "write_atomic"]

@@ -13,13 +13,14 @@ under a budget ledger (:mod:`dprect.release.ledger`), the same way:
 4. **publish**: write the output files from the recorded result (each atomically).
 
 A failure in step 2 is recorded as ``fail`` (the run stays charged, fail closed) and
-re-raised — except an interrupt (SIGINT, :class:`KeyboardInterrupt`) that came before
+re-raised — except an interrupt (SIGINT, :class:`KeyboardInterrupt`, or SIGTERM, which the
+front ends raise as its subclass :class:`dprect.app.failures.Terminated`) that came before
 any noise was drawn (:func:`dprect.core.randomness.draws` did not move) in the attempt
 that made the charge: its reservation is cancelled (:meth:`Ledger.cancel`, docs/privacy.md
 "Cancelled reservations"), since nothing it did can be released. The ledger row for the
-failure or the cancellation is written with SIGINT held off, so a second Ctrl-C does not
-cut it short. The ``fail`` row holds the line the command prints for that error (the caller's
-``describe``: :func:`dprect.app.failures.describe_failure`'s message), never the
+failure or the cancellation is written with SIGINT and SIGTERM held off, so a second
+Ctrl-C does not cut it short. The ``fail`` row holds the line the command prints for that
+error (the caller's ``describe``: :func:`dprect.app.failures.describe_failure`'s message), never the
 exception's own text, which could quote data; without a ``describe`` only the error's
 type is recorded. A process killed anywhere between 1 and 3 leaves a charged reservation and no
 output at all; killed during 4, the ledger holds the result and re-running the same run id
@@ -34,6 +35,7 @@ the result's own guarantee must equal it. Nothing here knows a product: a releas
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 from collections.abc import Callable, Iterator
@@ -44,7 +46,7 @@ from typing import Any
 from dprect.core.accounting import Guarantee
 from dprect.core.errors import ParameterError
 from dprect.core.randomness import draws
-from dprect.release.ledger import Budget, Ledger
+from dprect.release.ledger import Budget, Ledger, LedgerError
 
 
 @dataclass(frozen=True)
@@ -140,32 +142,47 @@ class Charge:
     features: list[str]
 
 
-def interrupted(exc: BaseException) -> bool:
-    """Whether ``exc`` is an interrupt (SIGINT: :class:`KeyboardInterrupt`) or was raised
-    while one was handled — a library that cleans up after an interrupt (py4j closing
-    its connection, pyspark cancelling its jobs) may raise its own error in its place."""
+def interrupt_in(exc: BaseException) -> KeyboardInterrupt | None:
+    """The interrupt ``exc`` is, or was raised while handling — SIGINT's
+    :class:`KeyboardInterrupt`, or SIGTERM's subclass of it
+    (:class:`dprect.app.failures.Terminated`) — else None. A library that cleans up after
+    an interrupt (py4j closing its connection, pyspark cancelling its jobs) may raise its
+    own error in its place."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         if isinstance(current, KeyboardInterrupt):
-            return True
+            return current
         seen.add(id(current))
         current = current.__cause__ or current.__context__
-    return False
+    return None
+
+
+def interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is an interrupt or was raised while one was handled
+    (:func:`interrupt_in`)."""
+    return interrupt_in(exc) is not None
+
+
+#: the signals held off while a ledger row is written: a Ctrl-C (SIGINT) and a
+#: scheduler's stop (SIGTERM, which a run turns into an interrupt)
+HELD_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 @contextmanager
-def _sigint_held() -> Iterator[None]:
-    """SIGINT ignored inside (on the main thread; elsewhere nothing changes), its handler
-    restored after: a ledger row being written is not cut short by a second Ctrl-C."""
+def _signals_held() -> Iterator[None]:
+    """:data:`HELD_SIGNALS` ignored inside (on the main thread; elsewhere nothing
+    changes), their handlers restored after: a ledger row being written is not cut short
+    by a second Ctrl-C or a SIGTERM."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    previous = [(s, signal.signal(s, signal.SIG_IGN)) for s in HELD_SIGNALS]
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)
+        for s, handler in previous:
+            signal.signal(s, signal.SIG_DFL if handler is None else handler)
 
 
 def _type_only(exc: BaseException) -> str:
@@ -200,12 +217,14 @@ def guarded_release(settings: LedgerSettings | None, charge: Charge,
         if guarantee != g:
             raise AssertionError(f"{what}'s guarantee differs from the reserved plan")
     except BaseException as exc:
-        stop = interrupted(exc)
-        with _sigint_held():
-            if not (stop and reservation.new_charge and draws() == drawn
+        stop = interrupt_in(exc)
+        with _signals_held(), contextlib.suppress(LedgerError):
+            # a ledger that cannot take the row (a full disk) keeps the run reserved —
+            # charged, as a killed run's — and the run's own error is the one reported
+            if not (stop is not None and reservation.new_charge and draws() == drawn
                     and ledger.cancel(settings.dataset, settings.run_id)):
                 ledger.fail(settings.dataset, settings.run_id,
-                            describe(KeyboardInterrupt() if stop else exc))
+                            describe(exc if stop is None else stop))
         raise
     recorded = ledger.release(settings.dataset, settings.run_id, ours)
     publish(recorded)  # another attempt of this run id may have released first: use its

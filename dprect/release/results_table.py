@@ -36,6 +36,7 @@ import pyarrow as pa
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.extras import require
 from dprect.core.result import FitResult
+from dprect.release.delta_output import committed_or_nothing, is_delta_folder
 
 SCHEMA = pa.schema([
     pa.field("run_id", pa.string(), nullable=False),
@@ -116,11 +117,6 @@ def _spark_type(t: pa.DataType) -> str:
     return {"string": "string", "double": "double"}[str(t)]
 
 
-def _is_delta_folder(p: Path) -> bool:
-    log = p / "_delta_log"
-    return log.is_dir() and any(log.glob("*.json"))
-
-
 def _native_schema(spark: Any, path: str) -> list[tuple[str, str]]:
     fields = spark.read.format("delta").load(path).schema.fields
     return [(f.name, f.dataType.simpleString()) for f in fields]
@@ -139,7 +135,7 @@ def check_results_table(path: str | os.PathLike[str], *, spark: Any | None = Non
     if not p.is_dir():
         raise InputDataError(f"results table {str(path)!r} is a file, not a Delta table folder")
     if spark is not None:
-        if not _is_delta_folder(p):
+        if not is_delta_folder(p):
             if any(p.iterdir()):
                 raise InputDataError(
                     f"results table {str(path)!r} exists but is not a Delta table; "
@@ -199,21 +195,23 @@ def append_result(path: str | os.PathLike[str], row: pa.Table, *,
     """Append ``row`` (from :func:`result_row`) in one Delta commit; returns the version.
 
     Written by ``spark`` (default: :func:`delta_session`) with ``format("delta")`` when
-    it has Delta, else by delta-rs."""
+    it has Delta, else by delta-rs. A first commit that fails leaves no folder of files
+    behind (:func:`~dprect.release.delta_output.committed_or_nothing`)."""
     if row.schema != SCHEMA:
         raise ParameterError("a results-table row must have the results schema")
     spark = spark or delta_session()
     check_results_table(path, spark=spark)
-    Path(path).mkdir(parents=True, exist_ok=True)
-    if spark is not None:
-        target = str(Path(path).resolve())
-        spark.createDataFrame(row).write.format("delta").mode("append").save(target)
-        history = spark.sql(f"DESCRIBE HISTORY {_quoted(target)} LIMIT 1").collect()
-        return int(history[0]["version"])
-    require("delta", "the Delta results table")
-    from deltalake import DeltaTable, write_deltalake
+    with committed_or_nothing(path):  # a failed first commit leaves no folder of files
+        Path(path).mkdir(parents=True, exist_ok=True)
+        if spark is not None:
+            target = str(Path(path).resolve())
+            spark.createDataFrame(row).write.format("delta").mode("append").save(target)
+            history = spark.sql(f"DESCRIBE HISTORY {_quoted(target)} LIMIT 1").collect()
+            return int(history[0]["version"])
+        require("delta", "the Delta results table")
+        from deltalake import DeltaTable, write_deltalake
 
-    write_deltalake(str(path), row, mode="append")
+        write_deltalake(str(path), row, mode="append")
     return int(DeltaTable(str(path)).version())
 
 
@@ -222,7 +220,7 @@ def has_run(path: str | os.PathLike[str], run_id: str, *, spark: Any | None = No
     ``spark``, default :func:`delta_session`, when it has Delta, else by delta-rs)."""
     spark = spark or delta_session()
     if spark is not None:
-        if not _is_delta_folder(Path(path)):
+        if not is_delta_folder(Path(path)):
             return False
         rows = spark.read.format("delta").load(str(Path(path).resolve()))
         return bool(rows.where(rows["run_id"] == run_id).limit(1).count())

@@ -22,16 +22,17 @@ prepared (a table opens its temporary file first: :func:`file_write`'s ``feed``)
 :func:`publish` runs the read before anything is staged; a failed read removes what the
 readers wrote, as a failed stage does.
 
-**All or nothing.** :func:`publish` prepares every sink first, then in three steps:
-(1) *stage* every file output — its bytes written, synced, to a temporary file beside
-it; (2) *commit* the outputs that cannot be staged (a Delta table: one commit is its own
-all-or-nothing step; a run has at most one); (3) rename every staged file into place.
-A failure in (1) or (2) removes every staged file, so the run leaves no output written
-and another missing; only a failure of a rename in (3) — one rename in a folder already
-proven writable — can leave a part published, and the error says so. Every output is
-rendered from the recorded result, so re-running the same run id under a ledger (a
-replay: :mod:`dprect.app.spine`) publishes them all again, identically, without
-spending; the Delta results table adds no second row for a run id.
+**All or nothing.** :func:`publish` prepares every sink first, then in three steps: (1)
+*stage* every file output — its bytes written, synced, to a temporary file beside it;
+(2) *commit* the outputs that cannot be staged (a Delta table: one commit is its own
+all-or-nothing step; a run has at most one); (3) rename every staged file into place. A
+failure in (1) or (2) removes every staged file, so the run leaves no output written and
+another missing (an interrupt — SIGINT, or SIGTERM: :mod:`dprect.app.failures` — removes
+them too, wherever it lands, before it ends the run); only a failure of a rename in (3)
+— one rename in a folder already proven writable — can leave a part published, and the
+error says so. Every output is rendered from the recorded result, so re-running the same
+run id under a ledger (a replay: :mod:`dprect.app.spine`) publishes them all again,
+identically, without spending; the Delta results table adds no second row for a run id.
 
 :func:`output_sinks` builds the sinks the command line and the fit job share;
 :func:`check_distinct` refuses two outputs (or an output and the input or the ledger) at
@@ -57,6 +58,7 @@ from dprect.release.files import (
     close_staged,
     commit_staged,
     discard_staged,
+    failure_reason,
     open_staged,
     stage_file,
 )
@@ -345,14 +347,6 @@ class NotPublishedError(ParameterError):
     run id publishes them all (a replay) without spending again."""
 
 
-def _why(exc: BaseException) -> str:
-    """A failed write's reason: the operating system's, by its error number, else the
-    error's type (never its text)."""
-    if isinstance(exc, OSError) and exc.errno:
-        return os.strerror(exc.errno)
-    return type(exc).__name__
-
-
 def publish(sinks: Sequence[Sink], release: Release,
             read: Callable[[], None] = _nothing) -> list[str]:
     """Render every output, then stage, commit and rename them (the module docstring:
@@ -371,7 +365,7 @@ def publish(sinks: Sequence[Sink], release: Release,
             w.discard()
         done = (f"{len(lines)} of {len(writes)} outputs were written and the others not"
                 if lines else "no output was written")
-        return NotPublishedError(f"{done} ({_why(exc)}); {again}")
+        return NotPublishedError(f"{done} ({failure_reason(exc)}); {again}")
 
     try:
         for w in writes:
@@ -379,6 +373,10 @@ def publish(sinks: Sequence[Sink], release: Release,
         release.rows.run()
     except Exception as exc:
         raise failed(exc) from None
+    except BaseException:  # an interrupt (SIGINT, SIGTERM): no staged file is left
+        for w in writes:
+            w.discard()
+        raise
     read()
     try:
         for w in staged:
@@ -391,6 +389,10 @@ def publish(sinks: Sequence[Sink], release: Release,
             lines[id(w)] = w.commit()
     except Exception as exc:
         raise failed(exc) from None
+    except BaseException:
+        for w in writes:
+            w.discard()
+        raise
     return [lines[id(w)] for w in writes]
 
 

@@ -524,14 +524,11 @@ def slow_table(tmp_path_factory):
     return folder / "t.parquet"
 
 
-def test_sigint_is_one_line_exit_130_and_the_ledger_consistent(slow_table, tmp_path, capsys):
-    """Ctrl-C at a terminal (SIGINT to the whole process group, the driver's workers
-    too) once the run has reserved its budget: one line ``dprect: interrupted``, exit 130,
-    no traceback from any process, no result, and a ledger that either withdrew the
-    charge (cancelled: no noise drawn yet) or kept it (failed: noise may have been
-    drawn) — never a run left ``reserved``."""
-    import os
-    import signal
+def _paused_describe(slow_table, tmp_path):
+    """``dprect describe`` of the slow table under a new ledger, in a session of its own,
+    paused where its mechanism would start (after the reservation and the pass, so an
+    interrupt lands there on a fast machine too, not after the release): the process,
+    the ledger and the output path."""
     import time
 
     from dprect.release.ledger import Ledger
@@ -540,8 +537,6 @@ def test_sigint_is_one_line_exit_130_and_the_ledger_consistent(slow_table, tmp_p
     assert main(["budget", "init", "--ledger", str(ledger)]) == 0
     out = tmp_path / "out.json"
     marker = tmp_path / "reserved"
-    # the run pauses where its mechanism would start (after the reservation and the
-    # pass), so the interrupt lands there on a fast machine too, not after the release
     proc = subprocess.Popen(
         [sys.executable, "-c", PAUSED_RUN, str(marker), "describe", "--input",
          str(slow_table), "--columns", "a,b", "--epsilon", "1", "--group-by", "g",
@@ -553,6 +548,20 @@ def test_sigint_is_one_line_exit_130_and_the_ledger_consistent(slow_table, tmp_p
     while proc.poll() is None and not marker.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert marker.exists() and led.runs("d"), "the run did not reach its mechanism"
+    return proc, led, out
+
+
+def test_sigint_is_one_line_exit_130_and_the_ledger_consistent(slow_table, tmp_path, capsys):
+    """Ctrl-C at a terminal (SIGINT to the whole process group, the driver's workers
+    too) once the run has reserved its budget: one line ``dprect: interrupted``, exit 130,
+    no traceback from any process, no result, and a ledger that either withdrew the
+    charge (cancelled: no noise drawn yet) or kept it (failed: noise may have been
+    drawn) — never a run left ``reserved``."""
+    import os
+    import signal
+
+
+    proc, led, out = _paused_describe(slow_table, tmp_path)
     os.killpg(proc.pid, signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 130, (stdout, stderr)
@@ -565,6 +574,71 @@ def test_sigint_is_one_line_exit_130_and_the_ledger_consistent(slow_table, tmp_p
     assert run.status in ("cancelled", "failed")
     assert spent.epsilon == (0.0 if run.status == "cancelled" else pytest.approx(run.epsilon))
     led.verify(full=True)
+
+
+def test_sigterm_is_an_interrupt_one_line_exit_143_and_the_ledger_consistent(
+        slow_table, tmp_path):
+    """SIGTERM — a scheduler stopping the run, to the main process only — once the run
+    has reserved its budget ends it as a Ctrl-C does: one line ``dprect: terminated``,
+    exit 143, no result, and the ledger's run cancelled (no noise drawn) or failed (noise
+    may have been drawn), never left ``reserved``. (Before, SIGTERM killed the process
+    where it stood: exit -15, the run left reserved — charged even when nothing had been
+    drawn — and, during the publishing, a staged temporary file left beside the output.)"""
+    import os
+    import signal
+
+
+    proc, led, _ = _paused_describe(slow_table, tmp_path)
+    os.kill(proc.pid, signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 143, (proc.returncode, stdout, stderr)
+    assert messages(stderr) == ["dprect: terminated"] and "Traceback" not in stderr, stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger", "reserved"]
+    (run,) = led.runs("d")
+    assert run.status in ("cancelled", "failed")
+    led.verify(full=True)
+
+
+def test_sigterm_raises_terminated_inside_and_the_handler_is_restored():
+    """:func:`sigterm_interrupts` turns SIGTERM into :class:`Terminated` (an interrupt:
+    a :class:`KeyboardInterrupt`) inside, and puts the previous handler back after; the
+    line and code of a terminated run are ``terminated`` and 143."""
+    import os
+    import signal
+
+    from dprect.app.failures import Terminated, describe_failure, sigterm_interrupts
+
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(Terminated), sigterm_interrupts():
+        os.kill(os.getpid(), signal.SIGTERM)  # the handler runs as kill returns
+        pytest.fail("SIGTERM did not interrupt")
+    assert signal.getsignal(signal.SIGTERM) == before
+    assert isinstance(Terminated(), KeyboardInterrupt)
+    assert describe_failure(Terminated()) == (143, "terminated")
+    assert describe_failure(KeyboardInterrupt()) == (130, "interrupted")
+
+
+def test_sigterm_cancels_the_running_spark_jobs(monkeypatch):
+    """With a SparkContext active, SIGTERM cancels its jobs before it raises (as
+    pyspark's SIGINT handler does): a job left running went on writing a Delta output's
+    data files after the failed commit's folder was cleaned (seen as user walker: a
+    ``part-….parquet`` left in the results table's folder). Simulated: a stand-in
+    ``pyspark`` module whose active context counts its cancels."""
+    import os
+    import signal
+    import types
+
+    from dprect.app.failures import Terminated, sigterm_interrupts
+
+    cancelled = []
+    context = types.SimpleNamespace(cancelAllJobs=lambda: cancelled.append(1))
+    fake = types.SimpleNamespace(SparkContext=types.SimpleNamespace(
+        _active_spark_context=context))
+    monkeypatch.setitem(sys.modules, "pyspark", fake)
+    with pytest.raises(Terminated), sigterm_interrupts():
+        os.kill(os.getpid(), signal.SIGTERM)
+        pytest.fail("SIGTERM did not interrupt")
+    assert cancelled == [1]
 
 
 def test_a_closed_stdout_ends_quietly_and_the_run_completes(table, tmp_path):
@@ -681,6 +755,17 @@ def test_an_interrupted_job_is_one_line_and_exit_130(capsys):
 
     assert run_job("describe", body) == 130
     assert capsys.readouterr().err == "describe: interrupted\n"
+
+
+def test_a_terminated_job_is_one_line_and_exit_143(capsys):
+    from dprect.app.failures import Terminated
+    from dprect.app.jobs_support import run_job
+
+    def body():
+        raise Terminated
+
+    assert run_job("describe", body) == 143
+    assert capsys.readouterr().err == "describe: terminated\n"
 
 
 def test_an_error_in_an_interrupts_clean_up_ends_as_an_interrupt(monkeypatch, capsys):

@@ -12,6 +12,7 @@ import warnings
 import pytest
 from cli_run import messages
 from pin_data import FIT, cli_args, write_parquet
+from sink_table import sink_table
 
 from dprect.app.cli import main
 from dprect.app.spine import seeded_run_quietly
@@ -108,20 +109,7 @@ def test_seeded_warning_is_filtered_precisely():
 
 
 # -- issue #40: every sink proven deliverable before the charge --------------------------
-def _sink_data(folder):
-    """A small table every product reads: features f0, f1, a 0/1 label, a group g."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    gen = np.random.default_rng(40)
-    n = 3000
-    x = gen.uniform(0, 10, (n, 2))
-    y = ((x > 2) & (x < 7)).all(axis=1).astype(np.int64)
-    path = folder / "sinks.parquet"
-    pq.write_table(pa.table({"f0": x[:, 0], "f1": x[:, 1], "label": y,
-                             "g": np.where(gen.random(n) < 0.5, "a", "b")}), path)
-    return path
+_sink_data = sink_table
 
 
 FIT_ARGS = ["--features", "f0,f1", "--label", "label", "--grid", "0:10:1024",

@@ -16,6 +16,7 @@ from ledger_race import race
 import dprect.release.ledger.state as state_module
 import dprect.release.ledger.writes as writes_module
 from dprect.core.errors import ParameterError
+from dprect.release.files import failure_reason
 from dprect.release.guarded import LedgerSettings, released_result
 from dprect.release.ledger import (
     SCHEMA,
@@ -26,7 +27,6 @@ from dprect.release.ledger import (
     LedgerError,
     NoLedgerError,
 )
-from dprect.release.ledger.errors import failure_reason
 
 REQ = {"method": "randmargins", "features": ["a", "b"], "bound": "test bound",
        "neighbouring": "add-remove"}

@@ -49,6 +49,7 @@ import contextlib
 import logging
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import weakref
@@ -115,6 +116,9 @@ QUIET_LOGGERS = (
     "org.apache.spark.sql.execution.python",
     "org.apache.spark.sql.execution.datasources",
     "org.apache.spark.util.Utils",
+    # Delta's writer and its post-commit hooks: a failed write's job abort (ERROR) and a
+    # checksum it could not write (WARN), each with a Java stack trace (a full disk)
+    "org.apache.spark.sql.delta",
 )
 #: pyspark's Python loggers that print a query error's full message (values included)
 #: as it is raised
@@ -427,6 +431,28 @@ def active_delta_session() -> SparkSession | None:
         return None
 
 
+def _end_starting_jvms() -> None:
+    """End this process's child JVMs that pyspark was starting (Linux ``/proc``; nowhere
+    else, nothing is done). An interrupt (Ctrl-C, or SIGTERM raised as one) inside
+    pyspark's gateway launch leaves the JVM it started without a Python side: pyspark
+    removes the folder the JVM's connection file goes to, the JVM's main thread ends,
+    and py4j's server thread keeps it alive — for good (seen in session 40: a SIGTERM one
+    second after the run id left a ``SparkSubmit`` JVM running half an hour later)."""
+    me = str(os.getpid())
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                with open(f"/proc/{entry.name}/stat", encoding="ascii") as stat:
+                    parent = stat.read().rsplit(")", 1)[1].split()[1]
+                if parent != me:
+                    continue
+                with open(f"/proc/{entry.name}/cmdline", "rb") as cmd:
+                    if b"org.apache.spark.deploy.SparkSubmit" in cmd.read():
+                        os.kill(int(entry.name), signal.SIGKILL)
+
+
 def local_session(master: str | None = None, *, app_name: str = "dprect",
                   shuffle_partitions: int | None = None,
                   conf: Mapping[str, object] | None = None,
@@ -476,6 +502,10 @@ def local_session(master: str | None = None, *, app_name: str = "dprect",
         builder = builder.config(key, value)
     try:
         session = builder.getOrCreate()
+    except BaseException:
+        if SparkContext._gateway is None:  # stopped while its JVM was starting
+            _end_starting_jvms()
+        raise
     finally:
         if launch_folder is not None:  # log4j2 has read it as the JVM started
             shutil.rmtree(launch_folder, ignore_errors=True)

@@ -16,7 +16,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from dprect.release.ledger.errors import LedgerError, failure_reason
+from dprect.release.files import failure_reason
+from dprect.release.ledger.errors import LedgerError
 from dprect.release.ledger.log import DataFile, Snapshot, delta_reason
 from dprect.release.ledger.run_index import RUNS_DIR, RUNS_SUFFIX
 from dprect.release.ledger.schema import (

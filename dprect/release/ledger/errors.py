@@ -31,15 +31,6 @@ def one_line(text: str, limit: int | None = None) -> str:
     return line
 
 
-def failure_reason(exc: BaseException) -> str:
-    """Why a write of the ledger failed, from the failure's kind alone (the charter: a
-    message never quotes a library's exception text): an ``OSError``'s ``strerror`` (the
-    operating system's words for its errno), else the exception's class name."""
-    if isinstance(exc, OSError) and exc.strerror:
-        return str(exc.strerror)
-    return type(exc).__name__
-
-
 class LedgerError(DprectError):
     """The ledger cannot be read or written, is damaged, or a request contradicts it.
     The message is always one line without terminal escape codes."""

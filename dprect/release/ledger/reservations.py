@@ -49,8 +49,11 @@ class Ledger(LedgerCompaction):
         committed that version first (the caller re-reads and tries again). After a
         successful commit a checkpoint is written when one is due."""
         row = self._row(event, dataset, snap.version + 1, snap.last_chain, **fields)
-        action = self._write_file(EVENT_FILE, row["version"], [row])
-        if not self._transact(snap, [action]):
+        try:
+            action = self._write_file(EVENT_FILE, row["version"], [row])
+        except OSError as exc:  # e.g. a full disk: one line, what it leaves
+            raise self.write_failed(event, exc) from None
+        if not self._transact(snap, [action], event):
             self._discard(action.path)
             return False
         if (row["version"] % DELTA_CHECKPOINT_EVERY == 0

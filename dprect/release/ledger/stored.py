@@ -51,7 +51,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from dprect.release.deflate import crc32, deflater
-from dprect.release.ledger.errors import DamageError, LedgerError, failure_reason
+from dprect.release.files import failure_reason
+from dprect.release.ledger.errors import DamageError, LedgerError
 from dprect.release.row_spool import RowSpool
 
 #: a result whose JSON text is longer than this many characters is stored as a file and

@@ -16,13 +16,27 @@ from typing import Any
 import pyarrow as pa
 
 from dprect._version import __version__
+from dprect.release.delta_output import native_stderr_dropped
+from dprect.release.files import failure_reason
 from dprect.release.ledger.chain import chain_of
-from dprect.release.ledger.errors import RESTORE, LedgerError, failure_reason
+from dprect.release.ledger.errors import RESTORE, LedgerError
 from dprect.release.ledger.log import Snapshot
 from dprect.release.ledger.queries import LedgerQueries
 from dprect.release.ledger.schema import SCHEMA, TABLE_CONFIGURATION, file_stats
 
 MAX_ATTEMPTS = 200
+
+#: what the ledger holds after the write of an event's row failed (the row is one data
+#: file and one commit: neither, or a data file no commit names, is written)
+AFTER_FAILED_WRITE = {
+    "reserve": "nothing was charged",
+    "release": "the run stays charged (reserved) and nothing was released; once the "
+               "ledger can be written, re-running the same run id runs it again under "
+               "that charge",
+    "fail": "the run stays charged (reserved)",
+    "cancel": "the run stays charged (reserved)",
+    "cap": "the cap was not changed",
+}
 
 
 def _now() -> datetime:
@@ -61,9 +75,10 @@ class LedgerWrites(LedgerQueries):
         row = self._row("init", None, 0, "", message="ledger created")
         try:
             where.mkdir(parents=True, exist_ok=True)
-            write_deltalake(self.path, pa.Table.from_pylist([row], schema=SCHEMA),
-                            mode="error", configuration=TABLE_CONFIGURATION,
-                            commit_properties=CommitProperties(max_commit_retries=0))
+            with native_stderr_dropped():
+                write_deltalake(self.path, pa.Table.from_pylist([row], schema=SCHEMA),
+                                mode="error", configuration=TABLE_CONFIGURATION,
+                                commit_properties=CommitProperties(max_commit_retries=0))
         except Exception as exc:
             text = str(exc).lower()
             if "already exists" in text or type(exc).__name__ == "CommitFailedError":
@@ -91,30 +106,45 @@ class LedgerWrites(LedgerQueries):
 
         name = f"{prefix}{version:020d}-{uuid.uuid4().hex}.parquet"
         where = os.path.join(self.path, name)
-        pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMA), where,
-                       row_group_size=4096)
+        try:
+            pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMA), where,
+                           row_group_size=4096)
+        except BaseException:  # a full disk, an interrupt: no part of the file stays
+            self._discard(name)
+            raise
         return AddAction(name, os.path.getsize(where), {}, int(time.time() * 1000), True,
                          file_stats(rows))
 
-    def _transact(self, snap: Snapshot, actions: list[Any]) -> bool:
+    def _transact(self, snap: Snapshot, actions: list[Any], event: str | None = None
+                  ) -> bool:
         """Commit ``actions`` at exactly ``snap.version + 1``; False if another writer
-        committed that version first (nothing is retried by delta-rs)."""
+        committed that version first (nothing is retried by delta-rs). A commit that
+        fails otherwise is a :class:`LedgerError` saying what it leaves
+        (:meth:`write_failed`, by the ``event`` committed)."""
         from deltalake import CommitProperties, PostCommitHookProperties
         from deltalake.exceptions import CommitFailedError
 
         try:
-            snap.table.create_write_transaction(
-                actions, mode="append", schema=SCHEMA,
-                commit_properties=CommitProperties(max_commit_retries=0),
-                post_commithook_properties=PostCommitHookProperties(
-                    create_checkpoint=False, cleanup_expired_logs=False))
+            with native_stderr_dropped():  # a failing native write's panic lines
+                snap.table.create_write_transaction(
+                    actions, mode="append", schema=SCHEMA,
+                    commit_properties=CommitProperties(max_commit_retries=0),
+                    post_commithook_properties=PostCommitHookProperties(
+                        create_checkpoint=False, cleanup_expired_logs=False))
         except CommitFailedError:
             return False
         except Exception as exc:
-            raise LedgerError(f"cannot write the budget ledger at {self.path} "
-                              f"({failure_reason(exc)}); nothing was "
-                              f"released") from None
+            raise self.write_failed(event, exc) from None
         return True
+
+    def write_failed(self, event: str | None, exc: BaseException) -> LedgerError:
+        """The one line of a failed write of an ``event`` row (its data file or its
+        commit): the path, the operating system's reason (:func:`failure_reason`: a full
+        disk is "No space left on device"), and what the failure leaves
+        (:data:`AFTER_FAILED_WRITE`) — never the library's text."""
+        return LedgerError(f"cannot write the budget ledger at {self.path} "
+                           f"({failure_reason(exc)}); "
+                           f"{AFTER_FAILED_WRITE.get(event or '', 'nothing was released')}")
 
     def _discard(self, name: str) -> None:
         with contextlib.suppress(OSError):
