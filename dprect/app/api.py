@@ -417,7 +417,7 @@ def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridAr
                                    "selection_epsilon": selection_epsilon,
                                    "selection_delta": selection_delta,
                                    "positive_label": options.get("positive_label")},
-                                  label_given=label_given or None)
+                                  label_given=label_given)
         assert selection is not None  # else fit_selection refused the options
         return fit_selected_classes(X, y, make_request(FitRequest, request, options),
                                     selection, grid=grid, features=features, seed=seed,
