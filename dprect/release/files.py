@@ -22,7 +22,7 @@ import errno
 import os
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -135,6 +135,44 @@ def check_output_path(path: str | os.PathLike[str], what: str, *, folder: bool =
                 os.rmdir(step)
 
 
+def missing_parents(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """The folders that do not exist yet on the way to ``paths`` (each path's own folder
+    and its missing ancestors, absolute), deepest first, each once — the folders that
+    writing those paths will create (:func:`removed_if_left_empty`)."""
+    missing: set[Path] = set()
+    for path in paths:
+        ancestor = Path(path).absolute().parent
+        with contextlib.suppress(OSError):
+            while not ancestor.exists() and not ancestor.is_symlink() \
+                    and ancestor != ancestor.parent:
+                missing.add(ancestor)
+                ancestor = ancestor.parent
+    return sorted(missing, key=lambda p: (-len(p.parts), str(p)))
+
+
+def remove_empty_folders(folders: Iterable[Path]) -> None:
+    """Remove each of ``folders`` (deepest first, as :func:`missing_parents` lists them)
+    that is an empty folder now; one that holds anything — another writer's file, an
+    output already written — or is gone stays as it is."""
+    for folder in folders:
+        with contextlib.suppress(OSError):  # not empty, not a folder, gone: kept
+            os.rmdir(folder)
+
+
+@contextlib.contextmanager
+def removed_if_left_empty(paths: Iterable[str | os.PathLike[str]]) -> Iterator[None]:
+    """Write ``paths`` inside: if the block fails (an error, or an interrupt), the folders
+    that were missing on the way to them before it began (:func:`missing_parents`), and
+    only those, are removed when they are empty, deepest first — a failed write leaves no
+    folder it made behind, and a folder that was there before, or holds a file, stays."""
+    missing = missing_parents(paths)
+    try:
+        yield
+    except BaseException:
+        remove_empty_folders(missing)
+        raise
+
+
 #: what a staged file holds: its bytes, its text, or a writer that writes it into the open
 #: file a piece at a time (an output streamed from spooled rows, issue #42)
 Data = bytes | str | Callable[[BinaryIO], None]
@@ -235,4 +273,5 @@ def write_atomic(path: str | os.PathLike[str], data: Data) -> None:
 
 
 __all__ = ["check_output_path", "close_staged", "commit_staged", "discard_staged",
-           "failure_reason", "open_staged", "stage_file", "write_atomic"]
+           "failure_reason", "missing_parents", "open_staged", "remove_empty_folders",
+           "removed_if_left_empty", "stage_file", "write_atomic"]
