@@ -45,7 +45,6 @@ Python loggers and :func:`compiles_huge_methods` reads the server's Java options
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import logging
 import os
@@ -61,6 +60,7 @@ from typing import Any
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
+from dprect.core.leftovers import remove_at_exit
 from dprect.engines.spark.remote import connect_session, is_connect
 
 DEFAULT_MASTER = "local[2]"
@@ -261,15 +261,14 @@ def _defaults_set(key: str) -> bool:
 def _private_warehouse(settings: dict[str, str], is_local: bool) -> None:
     """For a ``local`` JVM this process is about to start (not spark-submit's, not a
     running one): point :data:`WAREHOUSE` at a private temporary folder, removed when
-    the interpreter exits, unless ``settings`` (the caller's ``conf``) or
-    spark-defaults.conf set it — so a run leaves no ``spark-warehouse/`` in the user's
-    current folder. dprect names every table by its path; no table lives there."""
+    the process ends (:mod:`dprect.core.leftovers`), unless ``settings`` (the caller's
+    ``conf``) or spark-defaults.conf set it — so a run leaves no ``spark-warehouse/`` in
+    the user's current folder. dprect names every table by its path; no table lives there."""
     if (not is_local or WAREHOUSE in settings or os.environ.get("PYSPARK_GATEWAY_PORT")
             or SparkContext._gateway is not None or _defaults_set(WAREHOUSE)):
         return
     folder = tempfile.mkdtemp(prefix="dprect-warehouse-")
-    # registered before the JVM starts: run after pyspark's own exit handlers
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    remove_at_exit(folder)  # also when the CLI or a job ends with os._exit
     settings[WAREHOUSE] = Path(folder).as_uri()
 
 
