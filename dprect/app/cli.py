@@ -73,6 +73,7 @@ from dprect.app.products import COMMANDS
 from dprect.app.session_options import add_session_arguments, chosen, session_flags
 from dprect.core.errors import DprectError, ParameterError
 from dprect.core.labels import LabelText
+from dprect.core.leftovers import remove_now
 from dprect.core.request import (
     BoundsRequest,
     DescribeRequest,
@@ -573,6 +574,7 @@ def run() -> None:
     process and replace the exit code with 134 (see ``jobs_support.exit_now``)."""
     sys.stdout = _PipeSafe(sys.stdout)
     code = main()
+    remove_now()  # os._exit skips atexit: the temporary folders a library was given
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

@@ -364,8 +364,13 @@ def exit_now(code: int) -> None:
     A job's last act: it skips the interpreter's teardown, where delta-rs's native
     threads can, rarely, abort the process ("terminate called without an active
     exception") and so replace the job's exit code with 134. Call it only after the
-    Spark session is stopped and every output is written.
+    Spark session is stopped and every output is written. The temporary folders a
+    library was given (:mod:`dprect.core.leftovers`) are removed first: ``os._exit``
+    skips ``atexit``.
     """
+    from dprect.core.leftovers import remove_now
+
+    remove_now()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

@@ -22,9 +22,9 @@ import errno
 import os
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from dprect.core.errors import ParameterError
 
@@ -32,12 +32,67 @@ from dprect.core.errors import ParameterError
 _ERRNO = re.compile(r"(?:os error|errno) (\d{1,4})\b", re.IGNORECASE)
 
 
+#: the operating-system errors a Java ``IOException`` names by their words alone (the JDK's
+#: native writes throw ``IOException(strerror(errno))``: a full disk is "No space left on
+#: device", with no number): matched whole, so no other text can pass
+_JAVA_OS_ERRORS = frozenset(os.strerror(n) for n in (
+    errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EROFS, errno.EIO,
+    errno.ENAMETOOLONG, errno.EMFILE, errno.ENFILE, errno.ENOENT, errno.ENOTDIR,
+    errno.EISDIR))
+
+
+def _java_classes(java_exc: Any) -> list[str]:
+    """A Java object's class and superclasses, by name (py4j calls)."""
+    names: list[str] = []
+    cls = java_exc.getClass()
+    while cls is not None and len(names) < 20:
+        names.append(str(cls.getName()))
+        cls = cls.getSuperclass()
+    return names
+
+
+def _java_reason(java_exc: Any) -> str | None:
+    """Why a Spark (JVM) write failed, from its Java exception's cause chain (a py4j
+    ``Py4JJavaError.java_exception``): the words of an operating-system error when an
+    ``IOException`` in the chain has exactly those words for its message (a full disk: a
+    Hadoop ``FSError`` around ``IOException: No space left on device``), else the first
+    Spark error condition (``TASK_WRITE_FAILED``: public, as in
+    :mod:`dprect.engines.spark.source`), else the innermost exception's Java class. None
+    when the JVM cannot be asked (stopped)."""
+    chain: list[Any] = []
+    try:
+        while java_exc is not None and len(chain) < 20:
+            chain.append(java_exc)
+            java_exc = java_exc.getCause()
+        for link in chain:
+            if "java.io.IOException" in _java_classes(link):
+                words = str(link.getMessage() or "").strip()
+                if words in _JAVA_OS_ERRORS:
+                    return words
+        for link in chain:
+            with contextlib.suppress(Exception):  # not a SparkThrowable
+                condition = link.getCondition()
+                if condition:
+                    return str(condition)
+        return str(chain[-1].getClass().getName()) if chain else None
+    except Exception:  # a stopped JVM, a broken gateway
+        return None
+
+
 def failure_reason(exc: BaseException) -> str:
     """Why a write failed, from the failure's kind alone (the charter: a message never
     quotes a library's exception text): the operating system's words for its error number
     (:func:`os.strerror`) — an ``OSError``'s ``errno``, else the number a native
-    library's message gives (delta-rs: ``(os error 28)``; only the number is read) — else
-    the exception's class name."""
+    library's message gives (delta-rs: ``(os error 28)``; only the number is read) — for
+    a Spark write (a py4j error carrying its Java exception) the reason
+    :func:`_java_reason` reads from the Java cause chain, else the exception's class
+    name."""
+    java_exc = getattr(exc, "java_exception", None)
+    if java_exc is not None:
+        reason = _java_reason(java_exc)
+        if reason:
+            return reason
+        return type(exc).__name__
     number = exc.errno if isinstance(exc, OSError) else None
     if not number:
         found = _ERRNO.search(str(exc))
@@ -133,6 +188,44 @@ def check_output_path(path: str | os.PathLike[str], what: str, *, folder: bool =
         for step in reversed(made):
             with contextlib.suppress(OSError):  # another writer's file in it: keep it
                 os.rmdir(step)
+
+
+def missing_parents(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """The folders that do not exist yet on the way to ``paths`` (each path's own folder
+    and its missing ancestors, absolute), deepest first, each once — the folders that
+    writing those paths will create (:func:`removed_if_left_empty`)."""
+    missing: set[Path] = set()
+    for path in paths:
+        ancestor = Path(path).absolute().parent
+        with contextlib.suppress(OSError):
+            while not ancestor.exists() and not ancestor.is_symlink() \
+                    and ancestor != ancestor.parent:
+                missing.add(ancestor)
+                ancestor = ancestor.parent
+    return sorted(missing, key=lambda p: (-len(p.parts), str(p)))
+
+
+def remove_empty_folders(folders: Iterable[Path]) -> None:
+    """Remove each of ``folders`` (deepest first, as :func:`missing_parents` lists them)
+    that is an empty folder now; one that holds anything — another writer's file, an
+    output already written — or is gone stays as it is."""
+    for folder in folders:
+        with contextlib.suppress(OSError):  # not empty, not a folder, gone: kept
+            os.rmdir(folder)
+
+
+@contextlib.contextmanager
+def removed_if_left_empty(paths: Iterable[str | os.PathLike[str]]) -> Iterator[None]:
+    """Write ``paths`` inside: if the block fails (an error, or an interrupt), the folders
+    that were missing on the way to them before it began (:func:`missing_parents`), and
+    only those, are removed when they are empty, deepest first — a failed write leaves no
+    folder it made behind, and a folder that was there before, or holds a file, stays."""
+    missing = missing_parents(paths)
+    try:
+        yield
+    except BaseException:
+        remove_empty_folders(missing)
+        raise
 
 
 #: what a staged file holds: its bytes, its text, or a writer that writes it into the open
@@ -235,4 +328,5 @@ def write_atomic(path: str | os.PathLike[str], data: Data) -> None:
 
 
 __all__ = ["check_output_path", "close_staged", "commit_staged", "discard_staged",
-           "failure_reason", "open_staged", "stage_file", "write_atomic"]
+           "failure_reason", "missing_parents", "open_staged", "remove_empty_folders",
+           "removed_if_left_empty", "stage_file", "write_atomic"]

@@ -28,7 +28,9 @@ readers wrote, as a failed stage does.
 all-or-nothing step; a run has at most one); (3) rename every staged file into place. A
 failure in (1) or (2) removes every staged file, so the run leaves no output written and
 another missing (an interrupt — SIGINT, or SIGTERM: :mod:`dprect.app.failures` — removes
-them too, wherever it lands, before it ends the run); only a failure of a rename in (3)
+them too, wherever it lands, before it ends the run), and such a failure also removes the
+folders the run made on the way to its outputs (those missing before it published, now
+empty: nothing else); only a failure of a rename in (3)
 — one rename in a folder already proven writable — can leave a part published, and the
 error says so. Every output is rendered from the recorded result, so re-running the same
 run id under a ledger (a replay: :mod:`dprect.app.spine`) publishes them all again,
@@ -60,6 +62,7 @@ from dprect.release.files import (
     discard_staged,
     failure_reason,
     open_staged,
+    removed_if_left_empty,
     stage_file,
 )
 from dprect.release.record_text import record_chunks
@@ -353,7 +356,15 @@ def publish(sinks: Sequence[Sink], release: Release,
     all or nothing); returns the lines saying where, in the sinks' order. The record's
     rows are read once for every output (:attr:`Release.rows`, with what the caller added
     to it), then ``read`` is called (the caller's summary of what was read) before
-    anything is staged. A failed write raises :class:`NotPublishedError`."""
+    anything is staged. A failed write raises :class:`NotPublishedError`; it, or an
+    interrupt, also removes the folders the outputs' paths lacked before (made to write
+    them) that it leaves empty (:func:`~dprect.release.files.removed_if_left_empty`)."""
+    with removed_if_left_empty(s.path for s in sinks):
+        return _publish(sinks, release, read)
+
+
+def _publish(sinks: Sequence[Sink], release: Release, read: Callable[[], None]) -> list[str]:
+    """:func:`publish`'s steps."""
     writes = [w for w in (s.prepare(release) for s in sinks) if w is not None]
     staged = [w for w in writes if w.stage is not None]
     again = (f"the result is released: with a ledger, re-running run id {release.run_id} "

@@ -7,6 +7,8 @@ number) or a permission root would bypass (``os.access`` monkeypatched)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from cli_run import messages, run
 from sink_table import sink_table
@@ -49,7 +51,7 @@ def test_an_interrupt_while_publishing_leaves_no_staged_file(tmp_path, capsys,
     monkeypatch.setattr(sinks, "commit_staged", interrupted)
     code, _, err = run(argv, capsys)
     assert code == 130 and messages(err) == ["dprect: interrupted"], err
-    assert not out.exists() or _files(out) == [], _files(out)
+    assert not out.exists(), _files(out)  # nor the folder the run made for them
     assert [e["event"] for e in Ledger(led).events("ds")] == ["reserve", "release"]
 
     monkeypatch.setattr(sinks, "commit_staged", real)
@@ -268,7 +270,8 @@ def test_a_failed_first_delta_commit_leaves_no_folder_and_the_replay_publishes(
     (line,) = messages(err)
     assert line.startswith("dprect: error: no output was written (No space left on "
                            "device); the result is released"), err
-    assert not table.exists(), _files(tmp_path / "lake")
+    assert not (tmp_path / "lake").exists(), _files(tmp_path / "lake")  # nor its parent
+    assert not (tmp_path / "o").exists()
     assert not (tmp_path / "o" / "r.json").exists()
 
     monkeypatch.setattr(deltalake, "write_deltalake", real)
@@ -276,3 +279,76 @@ def test_a_failed_first_delta_commit_leaves_no_folder_and_the_replay_publishes(
     assert "was released before" in capfd.readouterr().out
     assert (table / "_delta_log").is_dir() and (tmp_path / "o" / "r.json").exists()
     assert [e["event"] for e in Ledger(led).events("ds")] == ["reserve", "release"]
+
+
+def test_a_failed_publish_removes_the_folders_it_made_and_only_those(tmp_path, capsys,
+                                                                    monkeypatch):
+    """Outputs in folders that do not exist yet, the first rename failing (a full disk):
+    exit 2, "no output was written", and the folders the run made for its outputs are
+    gone — but not a folder that was there before (empty), nor one the run made that
+    another writer put a file in meanwhile (nor that folder's parents). The replay then
+    writes every output. (Before, ``out/a/b/`` and ``out/c/`` stayed, empty: "nothing
+    written" left folders.) Simulated: the rename raises ENOSPC after a file appears."""
+    import errno
+
+    import dprect.release.sinks as sinks
+
+    data = _table(tmp_path)
+    led = tmp_path / "ledger"
+    Ledger(led).init()
+    out, kept = tmp_path / "out", tmp_path / "kept"
+    kept.mkdir()
+    argv = [*DESCRIBE, "--input", str(data), "--output", str(out / "a" / "b" / "r.json"),
+            "--table", str(out / "c" / "t.csv"), "--plot", str(kept / "p.png"),
+            "--ledger", str(led), "--dataset", "ds", "--run-id", "r1"]
+    real = sinks.commit_staged
+
+    def full_disk(tmp, path):
+        (out / "a" / "other.txt").write_text("another writer's\n")
+        raise OSError(errno.ENOSPC, "library text")
+
+    monkeypatch.setattr(sinks, "commit_staged", full_disk)
+    code, _, err = run(argv, capsys)
+    assert code == 2, err
+    (line,) = messages(err)
+    assert line.startswith("dprect: error: no output was written (No space left on "
+                           "device)"), line
+    assert _files(out) == ["a", "a/other.txt"]  # b/ and c/ removed; a/ holds a file
+    assert kept.is_dir() and _files(kept) == []
+
+    monkeypatch.setattr(sinks, "commit_staged", real)
+    code, printed, err = run(argv, capsys)
+    assert code == 0 and "was released before" in printed, err
+    assert _files(out) == ["a", "a/b", "a/b/r.json", "a/other.txt", "c", "c/t.csv"]
+    assert _files(kept) == ["p.png"]
+
+
+def test_a_partly_published_run_keeps_the_folders_of_what_it_wrote(tmp_path, capsys,
+                                                                   monkeypatch):
+    """The second rename fails: the output renamed first stays (the error says 1 of 2
+    was written), with the folders it is in; the folder made for the other one, left
+    empty, is removed. Simulated: the second rename raises ENOSPC."""
+    import errno
+
+    import dprect.release.sinks as sinks
+
+    data = _table(tmp_path)
+    out = tmp_path / "out"
+    argv = [*DESCRIBE, "--input", str(data), "--output", str(out / "j" / "r.json"),
+            "--table", str(out / "t" / "deep" / "t.csv")]
+    real, renamed = sinks.commit_staged, []
+
+    def second_fails(tmp, path):
+        if renamed:
+            raise OSError(errno.ENOSPC, "library text")
+        renamed.append(Path(path))
+        real(tmp, path)
+
+    monkeypatch.setattr(sinks, "commit_staged", second_fails)
+    code, _, err = run(argv, capsys)
+    assert code == 2, err
+    (line,) = messages(err)
+    assert "1 of 2 outputs were written and the others not (No space left" in line, line
+    (written,) = renamed
+    shown = {"j/r.json": ["j", "j/r.json"], "t/deep/t.csv": ["t", "t/deep", "t/deep/t.csv"]}
+    assert _files(out) == shown[str(written.relative_to(out))]

@@ -185,7 +185,7 @@ def test_sessions_quiet_the_loggers_at_run_time(spark) -> None:
         for name in QUIET_LOGGERS:
             assert manager.getLogger(name).getLevel().toString() == "OFF", name
     finally:
-        spark.sparkContext.setLogLevel("WARN")
+        spark.sparkContext.setLogLevel("ERROR")  # the session's own level (local_session)
     import logging
 
     for name in QUIET_PYTHON_LOGGERS:

@@ -72,3 +72,52 @@ def test_compiles_huge_methods(spark):
     assert S.compiles_huge_methods(fake("spark://m:7077", f"-Xss4m {S.JIT_OPTION}"))
     assert not S.compiles_huge_methods(fake("spark://m:7077", "-Xss4m"))
     assert not S.compiles_huge_methods(fake("yarn", None))
+
+
+def _warehouse(monkeypatch, settings, is_local=True):
+    """``settings`` after :func:`~dprect.engines.spark.session._private_warehouse`, as
+    before a JVM starts; the temporary folder it made (if any) removed."""
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    monkeypatch.setattr(SparkContext, "_gateway", None)  # as before a JVM starts
+    S._private_warehouse(settings, is_local)
+    given = settings.get(S.WAREHOUSE)
+    if given and given.startswith("file:") and "dprect-warehouse-" in given:
+        shutil.rmtree(Path(given.removeprefix("file://")), ignore_errors=True)
+    return settings
+
+
+def test_a_local_jvm_dprect_starts_keeps_its_warehouse_out_of_the_current_folder(
+        monkeypatch, tmp_path):
+    """Without a setting, a private temporary folder (Spark's default is
+    ``spark-warehouse/`` in the current folder); the caller's ``conf`` and
+    spark-defaults.conf win; a cluster's master, spark-submit's JVM or a running one are
+    left as they are."""
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))  # no spark-defaults.conf there
+    made = _warehouse(monkeypatch, {})[S.WAREHOUSE]
+    assert made.startswith("file:///") and "dprect-warehouse-" in made
+    assert not made.startswith(Path.cwd().as_uri())
+
+    assert _warehouse(monkeypatch, {S.WAREHOUSE: "/data/wh"}) == {S.WAREHOUSE: "/data/wh"}
+    assert _warehouse(monkeypatch, {}, is_local=False) == {}
+    (tmp_path / "spark-defaults.conf").write_text(f"# a comment\n{S.WAREHOUSE}  /data/wh\n")
+    assert _warehouse(monkeypatch, {}) == {}
+    (tmp_path / "spark-defaults.conf").write_text(f"{S.WAREHOUSE}=/data/wh\n")
+    assert _warehouse(monkeypatch, {}) == {}
+    (tmp_path / "spark-defaults.conf").unlink()
+    monkeypatch.setenv("PYSPARK_GATEWAY_PORT", "1")  # spark-submit's JVM
+    settings: dict[str, str] = {}
+    S._private_warehouse(settings, True)
+    assert settings == {}
+
+
+def test_the_session_s_log_level_is_error_by_default():
+    """The level dprect's log4j2 configuration starts a JVM with; a WARN level set after
+    start-up printed Spark's warnings on the command line (session 42)."""
+    import inspect
+
+    from dprect.app.jobs_support import SPARK_OPTIONS
+
+    for function in (S.local_session, S.open_session):
+        assert inspect.signature(function).parameters["log_level"].default == "ERROR"
+    assert SPARK_OPTIONS["log_level"].default == "ERROR"  # the jobs' spark.log_level
+    assert "rootLogger.level = error" in S.LOG4J2_PROPERTIES.splitlines()

@@ -60,6 +60,7 @@ from typing import Any
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
+from dprect.core.leftovers import remove_at_exit
 from dprect.engines.spark.remote import connect_session, is_connect
 
 DEFAULT_MASTER = "local[2]"
@@ -221,6 +222,54 @@ def _launch_options(settings: dict[str, str]) -> str | None:
     path.write_text(LOG4J2_PROPERTIES)
     settings[key] = f"{options} -Dlog4j2.configurationFile={path.as_uri()}".strip()
     return folder
+
+
+#: Spark SQL's warehouse folder: Spark's default is ``spark-warehouse/`` in the current
+#: folder, made as a session starts its catalog (:func:`_private_warehouse`)
+WAREHOUSE = "spark.sql.warehouse.dir"
+
+
+def _spark_defaults() -> Path | None:
+    """The ``spark-defaults.conf`` a JVM started here reads: ``$SPARK_CONF_DIR``'s, else
+    ``$SPARK_HOME/conf``'s, else that of pyspark's own Spark home (None: none found)."""
+    folder = os.environ.get("SPARK_CONF_DIR")
+    if not folder:
+        home = os.environ.get("SPARK_HOME")
+        if not home:
+            import pyspark
+
+            home = str(Path(pyspark.__file__).parent)
+        folder = str(Path(home) / "conf")
+    path = Path(folder) / "spark-defaults.conf"
+    return path if path.is_file() else None
+
+
+def _defaults_set(key: str) -> bool:
+    """Whether the ``spark-defaults.conf`` of :func:`_spark_defaults` sets ``key``
+    (Spark's syntax: the key, then whitespace or ``=``, then the value)."""
+    path = _spark_defaults()
+    if path is None:
+        return False
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            words = line.strip().replace("=", " ", 1).split(None, 1)
+            if words and words[0] == key:
+                return True
+    return False
+
+
+def _private_warehouse(settings: dict[str, str], is_local: bool) -> None:
+    """For a ``local`` JVM this process is about to start (not spark-submit's, not a
+    running one): point :data:`WAREHOUSE` at a private temporary folder, removed when
+    the process ends (:mod:`dprect.core.leftovers`), unless ``settings`` (the caller's
+    ``conf``) or spark-defaults.conf set it — so a run leaves no ``spark-warehouse/`` in
+    the user's current folder. dprect names every table by its path; no table lives there."""
+    if (not is_local or WAREHOUSE in settings or os.environ.get("PYSPARK_GATEWAY_PORT")
+            or SparkContext._gateway is not None or _defaults_set(WAREHOUSE)):
+        return
+    folder = tempfile.mkdtemp(prefix="dprect-warehouse-")
+    remove_at_exit(folder)  # also when the CLI or a job ends with os._exit
+    settings[WAREHOUSE] = Path(folder).as_uri()
 
 
 #: Catalyst's constraint propagation (an optimizer rule set: it infers filters from other
@@ -456,7 +505,7 @@ def _end_starting_jvms() -> None:
 def local_session(master: str | None = None, *, app_name: str = "dprect",
                   shuffle_partitions: int | None = None,
                   conf: Mapping[str, object] | None = None,
-                  log_level: str | None = "WARN",
+                  log_level: str | None = "ERROR",
                   delta: bool | None = None) -> SparkSession:
     """A SparkSession for dprect (``getOrCreate``: an active session is reused).
 
@@ -467,8 +516,13 @@ def local_session(master: str | None = None, *, app_name: str = "dprect",
     ``$PYSPARK_PYTHON`` when set, else this interpreter; ``conf`` entries are applied last
     and win. A reused session keeps its static settings (Spark's rule). The root log
     level is ``log_level``, and failing tasks are never logged with their exception
-    (:func:`quiet_task_failures`, whatever the level); Python workers print no warnings
-    (``spark.executorEnv.PYTHONWARNINGS=ignore``: their stderr bypasses log4j).
+    (:func:`quiet_task_failures`, whatever the level): ``ERROR`` by default, the level
+    of the log4j2 configuration dprect starts a JVM with (a warning is Spark's, for its
+    operator, not the user's); Python workers print no warnings
+    (``spark.executorEnv.PYTHONWARNINGS=ignore``: their stderr bypasses log4j). A
+    ``local`` JVM it starts keeps Spark SQL's warehouse in a private temporary folder
+    removed at exit, not ``spark-warehouse/`` in the current folder, unless ``conf`` or
+    spark-defaults.conf set ``spark.sql.warehouse.dir`` (:func:`_private_warehouse`).
     Delta: configured when its jars load (``delta=None``, the default, unless
     ``DPRECT_DELTA=off``), never (``delta=False``), or required (``delta=True``; a
     ``RuntimeError`` without jars); see the module's notes and :func:`has_delta`.
@@ -496,6 +550,7 @@ def local_session(master: str | None = None, *, app_name: str = "dprect",
         settings[str(key)] = str(value)
     _add_delta(settings, delta, is_local)
     _add_bins(settings, is_local)
+    _private_warehouse(settings, is_local)
     launch_folder = _launch_options(settings)
     builder = SparkSession.builder.master(master)
     for key, value in settings.items():
@@ -518,7 +573,7 @@ def local_session(master: str | None = None, *, app_name: str = "dprect",
 def open_session(master: str | None = None, remote: str | None = None, *,
                  app_name: str = "dprect", shuffle_partitions: int | None = None,
                  conf: Mapping[str, object] | None = None,
-                 log_level: str | None = "WARN") -> SparkSession:
+                 log_level: str | None = "ERROR") -> SparkSession:
     """A classic session (:func:`local_session` on ``master``) or, when ``remote``
     names a Spark Connect server (``sc://HOST:PORT``), a Connect session to it
     (:func:`~dprect.engines.spark.remote.connect_session`: ``conf`` and
