@@ -645,8 +645,11 @@ def _main(argv: Sequence[str] | None) -> int:
         stop = interrupt_in(exc)
         if stop is not None:  # raised while a library cleaned up after a Ctrl-C
             return _interrupted(stop)
-        if isinstance(exc, DprectError | OSError):  # parameters, schema, paths: one line
+        if isinstance(exc, DprectError):  # parameters, schema, paths: one line
             print(f"dprect: error: {one_line(str(exc))}", file=sys.stderr)
+            return EXIT_USAGE
+        if isinstance(exc, OSError) and exc.errno:  # its number and path, never its text
+            print(f"dprect: error: {describe_failure(exc)[1]}", file=sys.stderr)
             return EXIT_USAGE
         if os.environ.get("DPRECT_DEBUG"):  # Spark or internal: by class or type only
             import traceback

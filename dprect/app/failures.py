@@ -93,12 +93,31 @@ def _spark_text(exc: BaseException) -> str:
     return one_line(str(exc))
 
 
+def os_error_text(exc: OSError) -> str:
+    """An operating-system error in one line from its public parts only: its error
+    number, the operating system's words for it (:func:`os.strerror`) and the path(s) it
+    names — what ``str()`` of Python's own ``OSError`` says — never the raiser's message:
+    a library's ``OSError`` (pyarrow's ``ArrowIOError``, delta-rs's I/O errors) carries
+    its own text, which can quote what it read. Without an error number, the class."""
+    if not exc.errno:
+        return (f"{type(exc).__name__} (no error number; its message is not shown as it "
+                "could quote the data)")
+    text = f"[Errno {exc.errno}] {os.strerror(exc.errno)}"
+    if exc.filename is not None:
+        text += f": {exc.filename!r}"
+        if exc.filename2 is not None:
+            text += f" -> {exc.filename2!r}"
+    return text
+
+
 def describe_failure(exc: BaseException) -> tuple[int, str]:
     """Exit code and one-line message for an exception that ended a job.
 
-    dprect's own errors and file errors keep their message (they name parameters,
-    columns and paths); a Spark error is named by its condition (``Spark failed: ...``,
-    exit 3); an unexpected error by its type only, since its text could quote data.
+    dprect's own errors keep their message (they name parameters, columns and paths);
+    an operating-system error (one with an error number, or a missing or forbidden path)
+    is told by its number and path (:func:`os_error_text`), never its text; a Spark
+    error is named by its condition (``Spark failed: ...``, exit 3); an unexpected error
+    by its type only, since its text could quote data.
     """
     if isinstance(exc, Terminated):
         return EXIT_TERMINATED, "terminated"
@@ -106,9 +125,10 @@ def describe_failure(exc: BaseException) -> tuple[int, str]:
         return EXIT_INTERRUPTED, "interrupted"
     if isinstance(exc, DprectError):
         return EXIT_BAD_INPUT, one_line(str(exc))
-    if isinstance(exc, FileNotFoundError | PermissionError | IsADirectoryError
-                  | NotADirectoryError):
-        return EXIT_BAD_INPUT, one_line(str(exc))
+    if isinstance(exc, OSError) and (exc.errno or isinstance(
+            exc, FileNotFoundError | PermissionError | IsADirectoryError
+            | NotADirectoryError)):
+        return EXIT_BAD_INPUT, os_error_text(exc)
     if _is_spark_error(exc):
         return EXIT_SPARK, "Spark failed: " + _spark_text(exc)
     return EXIT_INTERNAL, (f"internal error ({type(exc).__name__}); its message is not shown "
