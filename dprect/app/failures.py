@@ -93,16 +93,24 @@ def _spark_text(exc: BaseException) -> str:
     return one_line(str(exc))
 
 
+def os_error_number(exc: BaseException) -> int | None:
+    """An ``OSError``'s error number; None for another exception, or an ``OSError`` made
+    without one (``OSError("text")``; two texts put the first where the number goes)."""
+    number = getattr(exc, "errno", None) if isinstance(exc, OSError) else None
+    return number if isinstance(number, int) and number else None
+
+
 def os_error_text(exc: OSError) -> str:
     """An operating-system error in one line from its public parts only: its error
     number, the operating system's words for it (:func:`os.strerror`) and the path(s) it
     names — what ``str()`` of Python's own ``OSError`` says — never the raiser's message:
     a library's ``OSError`` (pyarrow's ``ArrowIOError``, delta-rs's I/O errors) carries
     its own text, which can quote what it read. Without an error number, the class."""
-    if not exc.errno:
+    number = os_error_number(exc)
+    if number is None:
         return (f"{type(exc).__name__} (no error number; its message is not shown as it "
                 "could quote the data)")
-    text = f"[Errno {exc.errno}] {os.strerror(exc.errno)}"
+    text = f"[Errno {number}] {os.strerror(number)}"
     if exc.filename is not None:
         text += f": {exc.filename!r}"
         if exc.filename2 is not None:
@@ -125,10 +133,10 @@ def describe_failure(exc: BaseException) -> tuple[int, str]:
         return EXIT_INTERRUPTED, "interrupted"
     if isinstance(exc, DprectError):
         return EXIT_BAD_INPUT, one_line(str(exc))
-    if isinstance(exc, OSError) and (exc.errno or isinstance(
+    if os_error_number(exc) is not None or isinstance(
             exc, FileNotFoundError | PermissionError | IsADirectoryError
-            | NotADirectoryError)):
-        return EXIT_BAD_INPUT, os_error_text(exc)
+            | NotADirectoryError):
+        return EXIT_BAD_INPUT, os_error_text(exc)  # type: ignore[arg-type]
     if _is_spark_error(exc):
         return EXIT_SPARK, "Spark failed: " + _spark_text(exc)
     return EXIT_INTERNAL, (f"internal error ({type(exc).__name__}); its message is not shown "
