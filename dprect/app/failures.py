@@ -2,7 +2,8 @@
 
 Shared by the ``dprect`` command and the Spark jobs (pyspark-free; no optional
 dependency). Exit codes: ``0`` success; ``2`` bad configuration, parameters, schema or
-paths (any :class:`~dprect.core.errors.DprectError`, a missing file); ``3`` Spark itself
+paths (any :class:`~dprect.core.errors.DprectError`, a missing file, an operating-system
+error with its number: :func:`os_error_text`); ``3`` Spark itself
 failed; ``1`` an unexpected internal error; ``130`` interrupted (SIGINT, Ctrl-C); ``143``
 terminated (SIGTERM, a scheduler's stop: :func:`sigterm_interrupts` makes it an interrupt,
 so the run ends as after a Ctrl-C — a reservation withdrawn before any noise was drawn,
