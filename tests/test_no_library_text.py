@@ -23,7 +23,8 @@ JOBS = ROOT.parent / "jobs"
 
 #: (module, function) -> why the caught exception's text holds no data
 VOUCHED = {
-    ("app/cli.py", "_main"): "DprectError (dprect's own text) and OSError (errno and path)",
+    ("app/cli.py", "_main"): "DprectError (dprect's own text); an OSError is told by "
+                             "failures.os_error_text (errno and path)",
     ("app/api.py", "positive_mask"): "ParameterError: dprect's own text (label, column type)",
     ("app/classifier.py", "_read"): "InputDataError: dprect's own text (X's shape)",
     ("engines/spark/cli.py", "cli_session"): "ValueError: the master or remote URL given",
@@ -140,3 +141,57 @@ def test_no_caught_exception_text_reaches_a_message() -> None:
 
 def test_every_vouched_place_still_exists() -> None:
     assert set(VOUCHED) - offenders() == set()
+
+
+# -- an operating-system error: its number and path, never its raiser's text (s42 audit) --
+#: what a library's OSError can carry (pyarrow's ArrowIOError, delta-rs's I/O errors)
+_QUOTED = "cell-SENTINEL-42"
+
+
+def test_an_os_error_is_told_by_its_number_and_path() -> None:
+    """Before, the command printed ``str(exc)`` of any OSError and the jobs (and a
+    ledger's ``fail`` row) that of a missing or forbidden path: a library raising one
+    with its own message (pyarrow's ``FileNotFoundError(2, "Failed to open ...")``)
+    had it passed on. Python's own OSError reads as before."""
+    import errno
+    import os
+
+    from dprect.app.failures import describe_failure
+
+    for exc in (FileNotFoundError(errno.ENOENT, f"Failed to open {_QUOTED}"),
+                PermissionError(_QUOTED), OSError(errno.EIO, _QUOTED),
+                OSError(f"Couldn't deserialize: {_QUOTED}"), OSError(_QUOTED, _QUOTED)):
+        code, message = describe_failure(exc)
+        assert _QUOTED not in message, (exc, message)
+        assert code == (2 if isinstance(exc.errno, int) or type(exc) is not OSError else 1)
+    own = FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), "/data/in.parquet")
+    assert describe_failure(own) == (2, str(own))
+    moved = OSError(errno.EXDEV, os.strerror(errno.EXDEV), "/a", "/b")
+    assert describe_failure(moved) == (2, str(moved))
+
+
+def test_a_library_os_error_in_a_run_is_not_quoted(tmp_path, capsys, monkeypatch) -> None:
+    """A library's OSError raised while a run computes (after the charge): the command's
+    line and the ledger's ``fail`` row are the same, with the error's number and no
+    text of the raiser."""
+    import errno
+
+    from cli_run import messages, run
+    from sink_table import sink_table
+
+    from dprect.app.aggregate_flow import AggregateProduct
+    from dprect.release.ledger import Ledger
+
+    def failing(self, prepared, progress):
+        raise OSError(errno.EIO, f"IOError: reading row 3: {_QUOTED}")
+
+    monkeypatch.setattr(AggregateProduct, "compute", failing)
+    led = tmp_path / "ledger"
+    Ledger(led).init()
+    code, _, err = run(["describe", "--input", str(sink_table(tmp_path)), "--columns", "f0",
+                        "--epsilon", "1", "--output", str(tmp_path / "r.json"),
+                        "--ledger", str(led), "--dataset", "ds"], capsys)
+    lines = messages(err)
+    assert code == 2 and lines == ["dprect: error: [Errno 5] Input/output error"], err
+    fail = [e for e in Ledger(led).events("ds") if e["event"] == "fail"]
+    assert [e["message"] for e in fail] == ["[Errno 5] Input/output error"]

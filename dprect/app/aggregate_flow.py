@@ -97,7 +97,7 @@ from dprect.release.guarded import Charge, LedgerSettings, Outcome
 from dprect.release.ledger.stored import LEVEL as STORED_LEVEL
 from dprect.release.quantile_plot import QuantilesPngSink
 from dprect.release.row_pass import RowPass
-from dprect.release.row_spool import RowSpool
+from dprect.release.row_spool import RowSpool, check_spool_folder
 from dprect.release.sinks import Sink
 
 #: ``describe --statistics none``: the bounds alone (aimed at ``--query-epsilon``)
@@ -719,7 +719,9 @@ def run_aggregate_flow(settings: AggregateSettings, route: GroupedRoute,
                        report: Reporter | None = None) -> Outcome:
     """One grouped-aggregate release end to end: :func:`~dprect.app.spine.run_release` of
     an :class:`AggregateProduct` (bad parameters, paths, schemas: refused before any
-    reservation)."""
+    reservation; so is a temporary folder the run's spool cannot be made in:
+    :func:`~dprect.release.row_spool.check_spool_folder`)."""
+    check_spool_folder()
     return run_release(AggregateProduct(settings), route, report)
 
 

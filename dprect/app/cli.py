@@ -40,7 +40,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from dprect._version import __version__
-from dprect.app.failures import describe_failure, one_line, sigterm_interrupts
+from dprect.app.failures import describe_failure, one_line, os_error_number, sigterm_interrupts
 from dprect.app.options import (
     AGGREGATE_COLUMNS,
     AGGREGATE_OUTPUTS,
@@ -647,8 +647,11 @@ def _main(argv: Sequence[str] | None) -> int:
         stop = interrupt_in(exc)
         if stop is not None:  # raised while a library cleaned up after a Ctrl-C
             return _interrupted(stop)
-        if isinstance(exc, DprectError | OSError):  # parameters, schema, paths: one line
+        if isinstance(exc, DprectError):  # parameters, schema, paths: one line
             print(f"dprect: error: {one_line(str(exc))}", file=sys.stderr)
+            return EXIT_USAGE
+        if os_error_number(exc) is not None:  # its number and path, never its text
+            print(f"dprect: error: {describe_failure(exc)[1]}", file=sys.stderr)
             return EXIT_USAGE
         if os.environ.get("DPRECT_DEBUG"):  # Spark or internal: by class or type only
             import traceback

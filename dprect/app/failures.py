@@ -2,7 +2,8 @@
 
 Shared by the ``dprect`` command and the Spark jobs (pyspark-free; no optional
 dependency). Exit codes: ``0`` success; ``2`` bad configuration, parameters, schema or
-paths (any :class:`~dprect.core.errors.DprectError`, a missing file); ``3`` Spark itself
+paths (any :class:`~dprect.core.errors.DprectError`, a missing file, an operating-system
+error with its number: :func:`os_error_text`); ``3`` Spark itself
 failed; ``1`` an unexpected internal error; ``130`` interrupted (SIGINT, Ctrl-C); ``143``
 terminated (SIGTERM, a scheduler's stop: :func:`sigterm_interrupts` makes it an interrupt,
 so the run ends as after a Ctrl-C — a reservation withdrawn before any noise was drawn,
@@ -93,12 +94,39 @@ def _spark_text(exc: BaseException) -> str:
     return one_line(str(exc))
 
 
+def os_error_number(exc: BaseException) -> int | None:
+    """An ``OSError``'s error number; None for another exception, or an ``OSError`` made
+    without one (``OSError("text")``; two texts put the first where the number goes)."""
+    number = getattr(exc, "errno", None) if isinstance(exc, OSError) else None
+    return number if isinstance(number, int) and number else None
+
+
+def os_error_text(exc: OSError) -> str:
+    """An operating-system error in one line from its public parts only: its error
+    number, the operating system's words for it (:func:`os.strerror`) and the path(s) it
+    names — what ``str()`` of Python's own ``OSError`` says — never the raiser's message:
+    a library's ``OSError`` (pyarrow's ``ArrowIOError``, delta-rs's I/O errors) carries
+    its own text, which can quote what it read. Without an error number, the class."""
+    number = os_error_number(exc)
+    if number is None:
+        return (f"{type(exc).__name__} (no error number; its message is not shown as it "
+                "could quote the data)")
+    text = f"[Errno {number}] {os.strerror(number)}"
+    if exc.filename is not None:
+        text += f": {exc.filename!r}"
+        if exc.filename2 is not None:
+            text += f" -> {exc.filename2!r}"
+    return text
+
+
 def describe_failure(exc: BaseException) -> tuple[int, str]:
     """Exit code and one-line message for an exception that ended a job.
 
-    dprect's own errors and file errors keep their message (they name parameters,
-    columns and paths); a Spark error is named by its condition (``Spark failed: ...``,
-    exit 3); an unexpected error by its type only, since its text could quote data.
+    dprect's own errors keep their message (they name parameters, columns and paths);
+    an operating-system error (one with an error number, or a missing or forbidden path)
+    is told by its number and path (:func:`os_error_text`), never its text; a Spark
+    error is named by its condition (``Spark failed: ...``, exit 3); an unexpected error
+    by its type only, since its text could quote data.
     """
     if isinstance(exc, Terminated):
         return EXIT_TERMINATED, "terminated"
@@ -106,9 +134,10 @@ def describe_failure(exc: BaseException) -> tuple[int, str]:
         return EXIT_INTERRUPTED, "interrupted"
     if isinstance(exc, DprectError):
         return EXIT_BAD_INPUT, one_line(str(exc))
-    if isinstance(exc, FileNotFoundError | PermissionError | IsADirectoryError
-                  | NotADirectoryError):
-        return EXIT_BAD_INPUT, one_line(str(exc))
+    if os_error_number(exc) is not None or isinstance(
+            exc, FileNotFoundError | PermissionError | IsADirectoryError
+            | NotADirectoryError):
+        return EXIT_BAD_INPUT, os_error_text(exc)  # type: ignore[arg-type]
     if _is_spark_error(exc):
         return EXIT_SPARK, "Spark failed: " + _spark_text(exc)
     return EXIT_INTERNAL, (f"internal error ({type(exc).__name__}); its message is not shown "

@@ -49,6 +49,7 @@ from typing import IO, Any
 
 import pyarrow as pa
 
+from dprect.core.errors import ParameterError
 from dprect.release.deflate import deflater
 
 #: an in-memory list of rows is read in slices of this many rows (:func:`row_blocks`)
@@ -206,6 +207,29 @@ class RowSpool:
         self._finalizer()
 
 
+def check_spool_folder() -> None:
+    """Refuse, before anything is read or reserved, a run whose temporary folder
+    (:func:`tempfile.gettempdir`: ``TMPDIR``, else ``/tmp``, ...) cannot take a file: a
+    grouped run's :class:`RowSpool` is made there once the budget is reserved (and a Delta
+    ``--table``'s rows are staged there), so a folder found unusable only then would leave
+    the run charged with nothing released. The check makes and removes a file named as the
+    spool's; its message is the folder and the operating system's reason."""
+    from dprect.release.files import failure_reason
+
+    folder = tempfile.tempdir or os.environ.get("TMPDIR") or "the system's"
+    try:
+        folder = tempfile.gettempdir()
+        fd, path = tempfile.mkstemp(prefix="dprect-rows-", suffix=".blocks")
+    except OSError as exc:
+        raise ParameterError(f"the temporary folder {folder!r} cannot take a file "
+                             f"({failure_reason(exc)}): a grouped run spools its released "
+                             "rows there; set TMPDIR to a writable folder (nothing was read "
+                             "or charged)") from None
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.remove(path)
+
+
 def row_blocks(rows: Sequence[dict[str, Any]] | RowSpool) -> Iterator[list[dict[str, Any]]]:
     """The rows of a record a block at a time: a spool's blocks, or slices of a list of
     :data:`BLOCK_ROWS` rows."""
@@ -216,5 +240,5 @@ def row_blocks(rows: Sequence[dict[str, Any]] | RowSpool) -> Iterator[list[dict[
         yield list(rows[start:start + BLOCK_ROWS])
 
 
-__all__ = ["BLOCK_ROWS", "CODEC", "HEADER", "LEVEL", "ItemsText", "RowSpool", "deflate_piece",
-           "pack_block", "row_blocks"]
+__all__ = ["BLOCK_ROWS", "CODEC", "HEADER", "LEVEL", "ItemsText", "RowSpool",
+           "check_spool_folder", "deflate_piece", "pack_block", "row_blocks"]
