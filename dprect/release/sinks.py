@@ -445,8 +445,8 @@ def check_distinct(outputs: Sequence[tuple[str, str]],
         for other in places:
             if output.output and other is not output \
                     and (said := _nesting(output, other)) is not None:
-                raise ParameterError(f"{said}: an output goes outside the input, the "
-                                     "ledger and the other outputs")
+                raise ParameterError(f"{said}: outputs must lie apart from the input's "
+                                     "folder, the ledger and each other")
 
 
 class NotPublishedError(ParameterError):

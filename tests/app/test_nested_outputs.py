@@ -17,6 +17,7 @@ import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 import pytest
 from cli_run import messages, run
+from pin_data import cli_args, write_parquet
 
 from dprect.core.errors import ParameterError
 from dprect.engines.grouped import NumpyGroupedRoute
@@ -144,6 +145,19 @@ def test_an_output_inside_another_outputs_folder_is_refused(
     line = _refused(place, _bounds(place, place / "data" / "t.csv", "--output", str(inside),
                                    "--table", str(table)), capsys)
     assert f"--output {str(inside)!r} lies inside --table {str(table)!r}" in line
+
+
+def test_a_fit_refuses_a_plot_inside_its_input_folder(
+        place: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The fit (and every product) shares the check: its plot in a Parquet folder input."""
+    folder = place / "fit_in"
+    folder.mkdir()
+    write_parquet(folder)
+    plot = folder / "r.png"
+    line = _refused(place, [*cli_args(folder, place / "r.json", "--plot", str(plot)),
+                            "--ledger", str(place / "ledger"), "--dataset", "ds"], capsys)
+    assert f"--plot {str(plot)!r} lies inside --input {str(folder)!r}: outputs must lie " \
+        "apart from the input's folder, the ledger and each other" in line
 
 
 def test_the_job_refuses_an_output_inside_its_input_folder(
