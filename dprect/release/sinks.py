@@ -38,7 +38,8 @@ identically, without spending; the Delta results table adds no second row for a 
 
 :func:`output_sinks` builds the sinks the command line and the fit job share;
 :func:`check_distinct` refuses two outputs (or an output and the input or the ledger) at
-one path.
+one path, and an output inside or around the input's folder (or the folder table its file
+belongs to), the ledger's folder or another output.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
+from urllib.parse import unquote, urlparse
 
 from dprect.core.errors import ParameterError
 from dprect.core.result import FitResult
@@ -331,17 +333,120 @@ class ResultsTableSink:
         return Write(write)
 
 
-def check_distinct(named: Sequence[tuple[str, str | None]]) -> None:
-    """Refuse two of the named locations (outputs, the input, the ledger) at one path;
-    the message names the first pair (``--output and --ledger are the same path``)."""
+#: the marks of a folder table a file or folder belongs to: a Delta table's log, the
+#: marker Spark leaves in a Parquet (or CSV) folder it wrote
+_TABLE_MARKS = (("_delta_log", True), ("_SUCCESS", False))
+_GLOB = "*?[{"
+
+
+def _local(path: str) -> Path | None:
+    """``path`` as a local path made absolute, its symlinks resolved where they exist
+    (a ``file:`` URL read as its path); None for a path with another scheme (``s3a://``:
+    not on this machine, so nothing local lies inside it)."""
+    parsed = urlparse(path)
+    if parsed.scheme == "file":
+        return _resolved(unquote(parsed.path))
+    if len(parsed.scheme) > 1:
+        return None
+    return _resolved(path)
+
+
+def _resolved(path: str) -> Path:
+    """``path`` absolute, its symlinks resolved; where they cannot be (a loop, a folder
+    that cannot be looked into), absolute as written."""
+    try:
+        return Path(path).resolve()
+    except (OSError, RuntimeError):
+        return Path(os.path.abspath(path))
+
+
+def _is_pattern(path: Path) -> bool:
+    """Whether Spark reads ``path`` as a glob pattern that does not exist as written."""
+    try:
+        return any(ch in str(path) for ch in _GLOB) and not path.exists()
+    except OSError:
+        return True
+
+
+def _read_extent(path: Path) -> Path:
+    """What reading ``path`` depends on: the folder table it belongs to — its nearest
+    folder (itself included) holding a Delta log or Spark's ``_SUCCESS`` — else the path
+    itself; for a glob pattern (Spark's: a path that does not exist as written), the
+    folder before its first pattern part."""
+    if _is_pattern(path):
+        plain = list(path.parts)
+        cut = next(i for i, part in enumerate(plain) if any(ch in part for ch in _GLOB))
+        path = Path(*plain[:cut])
+    return next((folder for folder in [path, *path.parents] if _table_at(folder)), path)
+
+
+def _table_at(folder: Path) -> bool:
+    """Whether ``folder`` holds a table mark (one that cannot be looked into: no)."""
+    try:
+        return any((folder / mark).is_dir() if is_dir else (folder / mark).exists()
+                   for mark, is_dir in _TABLE_MARKS)
+    except OSError:
+        return False
+
+
+@dataclass(frozen=True)
+class _Place:
+    """One named location of a run (an output, an input, the ledger), resolved."""
+
+    name: str
+    given: str
+    output: bool
+    path: Path | None  # None: not on this machine
+    extent: Path | None  # what lies under it belongs to it (an input's folder table)
+
+
+def _nesting(output: _Place, other: _Place) -> str | None:
+    """The refusal when ``output`` lies inside ``other``'s extent or contains it, else
+    None (paths not on this machine never nest; one path is the same-path refusal's)."""
+    if output.path is None or other.path is None or other.extent is None \
+            or output.path == other.path:
+        return None
+    if output.path != other.extent and output.path.is_relative_to(other.extent):
+        kind = "folder table" if _table_at(other.extent) else "folder"
+        where = (f"{other.name} {other.given!r}" if other.extent == other.path else
+                 f"the {kind} {str(other.extent)!r} of {other.name} {other.given!r}")
+        return f"{output.name} {output.given!r} lies inside {where}"
+    if other.extent.is_relative_to(output.path):
+        return f"{output.name} {output.given!r} contains {other.name} {other.given!r}"
+    return None
+
+
+def check_distinct(outputs: Sequence[tuple[str, str]],
+                   inputs: Sequence[tuple[str, str | None]] = (),
+                   ledger: tuple[str, str | None] | None = None) -> None:
+    """Refuse two of the named locations (outputs, the inputs, the ledger) at one path —
+    the message names the first pair (``--output and --ledger are the same path``) — and
+    an output that lies inside, or contains, the ledger's folder, another output, or an
+    input's extent: a folder input, or the folder table (a Delta table, a Parquet folder
+    Spark wrote) a file input belongs to; a glob's folder. Paths are compared made
+    absolute, symlinks resolved where they exist; an output file beside a single input
+    file is fine. Public: paths and the folders' table marks only, never a row."""
+    named = [*((name, path, "output") for name, path in outputs),
+             *((name, path, "input") for name, path in inputs),
+             *([] if ledger is None else [(*ledger, "ledger")])]
     seen: dict[str, str] = {}
-    for name, path in named:
+    places = []
+    for name, path, role in named:
         if path is None:
             continue
-        key = str(Path(path).resolve())
+        key = str(_resolved(path))
         if key in seen:
             raise ParameterError(f"{seen[key]} and {name} are the same path")
         seen[key] = name
+        local = _local(os.fspath(path))
+        extent = _read_extent(local) if local is not None and role == "input" else local
+        places.append(_Place(name, os.fspath(path), role == "output", local, extent))
+    for output in places:
+        for other in places:
+            if output.output and other is not output \
+                    and (said := _nesting(output, other)) is not None:
+                raise ParameterError(f"{said}: outputs must lie apart from the input's "
+                                     "folder, the ledger and each other")
 
 
 class NotPublishedError(ParameterError):
