@@ -209,12 +209,12 @@ _CHUNK = 8192  # 2^27 + 1 (Dekker/Veltkamp)
 def _table() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """2^(j/2^10) for j = 0 … 1023: the correctly rounded double T, the correctly rounded
     remainder, and T's high and low 26/27-bit halves (exact: T = high + low)."""
-    ctx = decimal.Context(prec=DIGITS + 10)
-    two = Decimal(2)
+    step = _WIDE.divide(_WIDE.ln(Decimal(2)), Decimal(_N))  # ln2/2^10 to 60 digits
     hi = np.empty(_N)
     lo = np.empty(_N)
     for j in range(_N):
-        t = ctx.power(two, ctx.divide(Decimal(j), Decimal(_N)))
+        t = _CTX.exp(_WIDE.multiply(step, Decimal(j)))  # 2^(j/2^10), correctly rounded
+        # to 40 digits (of an argument within 10^-58 of j·ln2/2^10)
         hi[j] = float(t)
         lo[j] = float(t - Decimal(hi[j]))
     c = hi * _SPLITTER
@@ -236,8 +236,16 @@ def _reduce(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _fast(x: np.ndarray, kf: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """2^(j/2^10)·e^r as a double y (module notes, stage 1), and whether y is decided
-    (the correctly rounded value). The operations in place, in this order."""
+    """Stage 1 (module notes): 2^(j/2^10)·e^r as a double y, and whether y is decided
+    (the correctly rounded value)."""
+    y, res = _fast_parts(x, kf, j)
+    return y, _decided(y, res, _FAST_BOUND)
+
+
+def _fast_parts(x: np.ndarray, kf: np.ndarray, j: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Stage 1's y and its residual (y + residual within 2^-63 of 2^(j/2^10)·e^r), the
+    operations in place, in this order."""
     hi, lo, _, _ = _table()
     r = np.multiply(kf, _C1)
     np.subtract(x, r, out=r)  # exact
@@ -258,14 +266,21 @@ def _fast(x: np.ndarray, kf: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, np.
     y = np.add(t, p)
     np.subtract(y, t, out=t)
     np.subtract(p, t, out=p)  # the residual: y + residual = t + u exactly (Fast2Sum)
-    err = np.multiply(y, _FAST_BOUND, out=tmp)
-    np.add(p, err, out=t)
-    t += y
-    ok = np.equal(t, y)
-    p -= err
-    p += y
-    ok &= np.equal(p, y)
-    return y, ok
+    return y, p
+
+
+def _decided(y: np.ndarray, res: np.ndarray, bound: float) -> np.ndarray:
+    """Whether y is the correctly rounded value of a number within y·bound of y + res:
+    y + res ± y·bound both round to y (rounding is monotone, so everything between does
+    too)."""
+    err = np.multiply(y, bound)
+    up = np.add(res, err)
+    up += y
+    ok = np.equal(up, y)
+    np.subtract(res, err, out=up)
+    up += y
+    ok &= np.equal(up, y)
+    return ok
 
 
 def _scale(y: np.ndarray, e: np.ndarray) -> None:
@@ -296,6 +311,13 @@ def _split(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _slow(x: np.ndarray, kf: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Stage 2 (module notes): 2^(j/2^10)·e^r in double-double, and whether decided."""
+    y, res = _slow_parts(x, kf, j)
+    return y, _decided(y, res, _SLOW_BOUND)
+
+
+def _slow_parts(x: np.ndarray, kf: np.ndarray, j: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Stage 2's y and residual (y + residual within 2^-72 of 2^(j/2^10)·e^r)."""
     hi, lo, t_high, t_low = _table()
     a = x - kf * _C1  # exact
     r, r_lo = _two_sum(a, -(kf * _C2))  # a − k·C2 exactly
@@ -312,10 +334,7 @@ def _slow(x: np.ndarray, kf: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, np.
     s_err = prod - (s - t)  # Fast2Sum, |t| ≥ |prod|
     tail = s_err + (prod_err + (t * q + tl * (1.0 + r)))
     y = s + tail
-    res = tail - (y - s)
-    err = y * _SLOW_BOUND
-    ok = (y + (res + err) == y) & (y + (res - err) == y)
-    return y, ok
+    return y, tail - (y - s)
 
 
 def exp_array(x: object) -> np.ndarray:
