@@ -38,20 +38,26 @@ every stage gives the same bits on any machine:
    |r| ≤ ln2/2^11·(1 + 2^-40); 2^(j/2^10) from a table as a correctly rounded double plus
    the correctly rounded remainder (made once with :mod:`decimal`); e^r − 1 by its Taylor
    polynomial to r^5 (truncation below 2^-78, relative). The fast stage carries the result
-   as one double y and its rounding residual: its relative error is below 2^-63
-   (:data:`_FAST_BOUND` = 2^-61 is used). If y + residual ± y·bound both round to y, y is
-   the correctly rounded value; about 0.3% of the elements are not decided so.
+   as one double y and its rounding residual: their sum's relative error is below 2^-62.7
+   (the roundings of r, e^r − 1, the product by the table and the remainder's sum: each
+   below 2^-64.5; 2^-63.1 the largest measured), :data:`_FAST_BOUND` = 2^-61 is used. If
+   y + residual ± y·bound both round to y, y is the correctly rounded value (rounding is
+   monotone); about 0.5% of the elements are not decided so.
 2. Those elements again in double-double arithmetic (Dekker's exact products, with the
    table's double split in 26-bit halves; r as a double-double): relative error below
-   2^-72 (:data:`_SLOW_BOUND` = 2^-68 used), the same test; about one element in 2^14 of
-   those left.
+   2^-74.5 (truncation 2^-78.5, the roundings of the polynomial and the tails' sums below
+   2^-76 each; 2^-75.3 measured), :data:`_SLOW_BOUND` = 2^-72 used, the same test; about
+   one in 2^11 of those elements (they lie near a midpoint) is left.
 3. Those by :func:`exp` (decimal).
 
-Below e^x's normal range (x < −708.39: a subnormal result, or 0 for x < −745.14) and in
-the last sliver below overflow (x > 709.78: inf past 709.7827128933841), and for NaN and
-±inf, the elements go to :func:`exp` directly (0.0, inf and NaN without it). Time: about
-2.5× numpy's ``np.exp`` on large arrays (on an AVX2 machine without AVX-512, where
-``np.exp`` is glibc's).
+Below e^x's normal range (x in [−745.14, −708.39): a subnormal result) stage 2's value is
+rounded to the subnormal grid by the same test (:func:`_exp_subnormal`), the undecided by
+:func:`exp`; below −745.14 the value is 0.0 (e^x < 2^-1075), above 709.79 inf, NaN stays
+NaN, and the last sliver below overflow (709.78, 709.79] goes to :func:`exp`. So every
+element is :func:`exp` of it, bit for bit (tests/core/test_crmath.py). Time: large arrays
+are cut in chunks of :data:`_CHUNK`; about 3–5× numpy's ``np.exp`` (an AVX2 machine
+without AVX-512, where ``np.exp`` is glibc's; docs/architecture.md), and some 30 µs a
+call on a small array (~40 ufunc calls).
 """
 
 from __future__ import annotations
@@ -193,12 +199,14 @@ _INV = float(_WIDE.divide(Decimal(_N), _WIDE.ln(Decimal(2))))  # 2^10/ln2 (any k
 _P3, _P4, _P5 = 1.0 / 6.0, 1.0 / 24.0, 1.0 / 120.0
 #: relative error bounds of the fast and the double-double stage (module notes)
 _FAST_BOUND = 2.0 ** -61
-_SLOW_BOUND = 2.0 ** -68
+_SLOW_BOUND = 2.0 ** -72
 #: the elements the vectorised stages take: x in [−708.39, 709.78] (normal results)
 _LOW, _HIGH = -708.39, 709.78
 #: routing limits of the rest: e^x rounds to 0.0 below −745.14 (< ln 2^-1075) and to inf
 #: above 709.79 (> ln(2^1024 − 2^970)); between them and the main range, :func:`exp`
 _ZERO_BELOW, _INF_ABOVE = -745.14, 709.79
+#: exp_array gives 0.0 for every x below this (a caller may skip those elements)
+EXP_ZERO_BELOW = _ZERO_BELOW
 _SPLITTER = 134217729.0
 #: elements a pass of the vectorised stages takes (temporaries of 64 KiB: in cache, and
 #: below malloc's mmap threshold, whose fresh pages cost more than the arithmetic)
@@ -260,9 +268,9 @@ def _fast_parts(x: np.ndarray, kf: np.ndarray, j: np.ndarray
     p *= r
     p *= r
     p += r  # e^r − 1
-    t = np.take(hi, j)
+    t = np.take(hi, j, mode="clip")  # j in 0 … 1023 (clip: no bounds check pass)
     p *= t
-    p += np.take(lo, j, out=tmp)  # u = t·(e^r − 1) + remainder
+    p += np.take(lo, j, out=tmp, mode="clip")  # u = t·(e^r − 1) + remainder
     y = np.add(t, p)
     np.subtract(y, t, out=t)
     np.subtract(p, t, out=p)  # the residual: y + residual = t + u exactly (Fast2Sum)
@@ -317,7 +325,7 @@ def _slow(x: np.ndarray, kf: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, np.
 
 def _slow_parts(x: np.ndarray, kf: np.ndarray, j: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray]:
-    """Stage 2's y and residual (y + residual within 2^-72 of 2^(j/2^10)·e^r)."""
+    """Stage 2's y and residual (y + residual within 2^-74.5 of 2^(j/2^10)·e^r)."""
     hi, lo, t_high, t_low = _table()
     a = x - kf * _C1  # exact
     r, r_lo = _two_sum(a, -(kf * _C2))  # a − k·C2 exactly
@@ -344,21 +352,44 @@ def exp_array(x: object) -> np.ndarray:
     array of ``x``'s shape."""
     xs = np.asarray(x, dtype=np.float64)
     flat = xs.ravel()
-    main = (flat >= _LOW) & (flat <= _HIGH)
-    if main.all():
+    if flat.size == 0 or (flat.min() >= _LOW and flat.max() <= _HIGH):  # NaN: not here
         return _exp_main(flat).reshape(xs.shape)
-    out = np.empty_like(flat)
-    idx = np.flatnonzero(main)
-    out[idx] = _exp_main(flat[idx])
-    rest = np.flatnonzero(~main)
-    xr = flat[rest]
-    # past the routing limits the value is 0.0 or inf; between them and the main range
-    # (a subnormal result, or the last sliver below overflow) the scalar function
-    vals = np.where(xr < _ZERO_BELOW, 0.0, np.where(xr > _INF_ABOVE, np.inf, np.nan))
-    for i in np.flatnonzero(np.isnan(vals) & ~np.isnan(xr)).tolist():
-        vals[i] = exp(float(xr[i]))
-    out[rest] = vals
+    main = (flat >= _LOW) & (flat <= _HIGH)
+    out = _exp_main(np.where(main, flat, 0.0))  # the rest's places overwritten below
+    np.putmask(out, flat < _ZERO_BELOW, 0.0)
+    np.putmask(out, flat > _INF_ABOVE, np.inf)
+    np.putmask(out, np.isnan(flat), np.nan)
+    band = (flat >= _ZERO_BELOW) & (flat < _LOW)  # a subnormal result (or 2^-1022)
+    if band.any():
+        idx = np.flatnonzero(band)
+        out[idx] = _exp_subnormal(flat[idx])
+    sliver = (flat > _HIGH) & (flat <= _INF_ABOVE)  # the last sliver below overflow
+    if sliver.any():
+        for i in np.flatnonzero(sliver).tolist():
+            out[i] = exp(float(flat[i]))
     return out.reshape(xs.shape)
+
+
+def _exp_subnormal(x: np.ndarray) -> np.ndarray:
+    """e^x for x in [−745.14, −708.39) (1-d), correctly rounded to the subnormal grid
+    (multiples of 2^-1074): with y + res within 2^-74.5 of 2^(j/2^10)·e^r (stage 2) and
+    s = e + 1074 (−1 … 52), e^x·2^1074 = (y + res)·2^s = n + t, n = rint(y·2^s) (exact
+    products by 2^s, y·2^s − n exact); the result is (n + rint(t))·2^-1074 unless t ± the
+    error bound round to different integers — then :func:`exp`."""
+    kf, j, e = _reduce(x)
+    y, res = _slow_parts(x, kf, j)
+    e += 1074 + 1023
+    np.left_shift(e, 52, out=e)
+    p2 = e.view(np.float64)  # 2^s, exact (a normal double)
+    big = y * p2
+    n = np.rint(big)
+    t = (big - n) + res * p2
+    err = big * _SLOW_BOUND + 2.0 ** -52  # and t's own rounding (|t| < 2)
+    ok = np.rint(t - err) == np.rint(t + err)
+    out = (n + np.rint(t)) * 5e-324  # an integer below 2^53 times 2^-1074: exact
+    for i in np.flatnonzero(~ok).tolist():
+        out[i] = exp(float(x[i]))
+    return out
 
 
 def _exp_main(x: np.ndarray) -> np.ndarray:
@@ -389,5 +420,5 @@ def _exp_chunk(x: np.ndarray) -> np.ndarray:
     return y
 
 
-__all__ = ["DIGITS", "exp", "exp2", "exp_array", "expm1", "log", "log1p",
+__all__ = ["DIGITS", "EXP_ZERO_BELOW", "exp", "exp2", "exp_array", "expm1", "log", "log1p",
            "octave_steps"]

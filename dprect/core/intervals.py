@@ -72,7 +72,7 @@ from functools import lru_cache
 import numpy as np
 
 from dprect.core import crmath
-from dprect.core.crmath import exp_array
+from dprect.core.crmath import EXP_ZERO_BELOW, exp_array
 from dprect.core.errors import ParameterError
 
 #: the stated level of every interval unless a run names another
@@ -130,23 +130,35 @@ def _laplace_miss(h: float, shifts: np.ndarray) -> np.ndarray:
     ``searchsorted(shifts, h)``), 1 − ½e^{h−c} past it — plus P(L < −h − c) = ½e^{−(h+c)}.
     Each element by the same float operations as the two branches computed everywhere
     and selected (the same bits: tests/core/test_intervals.py), with two exponentials an
-    element instead of three and no temporaries but one: the bisections of
-    :func:`mixed_quantile` call it ~70 times a grid point, over tens of thousands of
-    values at a small count ε (docs/results.md §5.3b)."""
+    element instead of three, all in one call of :func:`~dprect.core.crmath.exp_array`
+    (correctly rounded: the same bits on every machine; its cost is partly per call):
+    the bisections of :func:`mixed_quantile` call it ~70 times a grid point, over tens of
+    thousands of values at a small count ε (docs/results.md §5.3b)."""
     k = int(np.searchsorted(shifts, h, side="right"))
-    out = np.empty_like(shifts)
-    near, far = out[:k], out[k:]
-    np.subtract(shifts[:k], h, out=near)  # c − h, exactly −(h − c)
-    near[:] = exp_array(near)
-    near *= 0.5
-    np.subtract(shifts[k:], h, out=far)
-    np.negative(far, out=far)
-    far[:] = exp_array(far)
+    n = len(shifts)
+    args = np.empty(2 * n)  # the exponents, all in one exp_array call (its cost a call)
+    np.subtract(shifts[:k], h, out=args[:k])  # c − h, exactly −(h − c)
+    np.subtract(shifts[k:], h, out=args[k:n])
+    np.negative(args[k:n], out=args[k:n])
+    np.add(shifts, h, out=args[n:])
+    np.negative(args[n:], out=args[n:])
+    # e^x is 0.0 below EXP_ZERO_BELOW: on a prefix of the near part (c − h increasing)
+    # and on suffixes of the far part and the tail (decreasing); exp_array on the rest
+    a = int(np.searchsorted(args[:k], EXP_ZERO_BELOW, side="left"))
+    b = n - int(np.searchsorted(args[k:n][::-1], EXP_ZERO_BELOW, side="left"))
+    c = 2 * n - int(np.searchsorted(args[n:][::-1], EXP_ZERO_BELOW, side="left"))
+    e = np.zeros(2 * n)
+    if c - n == n and b - a == n:
+        e = exp_array(args)
+    else:
+        live = exp_array(np.concatenate((args[a:b], args[n:c])))
+        e[a:b] = live[:b - a]
+        e[n:c] = live[b - a:]
+    out, tail = e[:n], e[n:]
+    out[:k] *= 0.5
+    far = out[k:]
     far *= -0.5
     far += 1.0  # 1 − ½e^{h−c}
-    tail = np.add(shifts, h)
-    np.negative(tail, out=tail)
-    tail = exp_array(tail)
     tail *= 0.5
     out += tail
     return out
