@@ -24,7 +24,9 @@ exp(0), log(1) are never exactly a midpoint (Lindemann). ``log1p`` adds 1 exactl
 (decimal addition at the precision the sum needs) before ``ln``; ``expm1`` takes
 ``exp`` at 60 digits and subtracts 1 for |x| ≥ 10^-10 (≥ 50 correct digits left), and
 the Taylor series at 40 digits below. About 30 µs (exp) to 60 µs (log) a call: for the
-few constants a plan or an interval needs, not for arrays.
+few constants a plan or an interval needs, not for arrays (``exp``, ``exp2`` and ``log``
+keep their last 4,096 values: ±0 give one value each; ``log1p`` and ``expm1`` keep the
+sign of a zero and are not cached).
 
 **Arrays** (:func:`exp_array`): the correctly rounded exp of each element — the very
 values of :func:`exp` — in three stages, every operation an IEEE-754 +, −, × or an exact
@@ -79,6 +81,7 @@ _WIDE = decimal.Context(prec=60, rounding=decimal.ROUND_HALF_EVEN,
 _TINY_SERIES = 1e-10
 
 
+@lru_cache(maxsize=4096)  # plan constants are asked for again and again
 def exp(x: float) -> float:
     """e^x correctly rounded (module notes); exp(NaN) is NaN, exp(±inf) is inf / 0.0."""
     x = float(x)
@@ -93,6 +96,7 @@ def exp(x: float) -> float:
     return float(_CTX.exp(Decimal(x)))
 
 
+@lru_cache(maxsize=4096)  # plan constants are asked for again and again
 def exp2(x: float) -> float:
     """2^x correctly rounded: exact for an integer x in range, else :mod:`decimal`'s power
     at :data:`DIGITS` digits (accurate to about one unit in the 40th digit, so the one
@@ -118,6 +122,7 @@ def octave_steps(r: int) -> tuple[float, ...]:
     return tuple(exp2(j / r) for j in range(r))
 
 
+@lru_cache(maxsize=4096)  # plan constants are asked for again and again
 def log(x: float) -> float:
     """ln x correctly rounded for x > 0; −inf at 0, NaN below 0 or at NaN, inf at inf
     (ValueError is not raised: callers check their domain)."""
