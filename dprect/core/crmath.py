@@ -398,29 +398,25 @@ def _exp_subnormal(x: np.ndarray) -> np.ndarray:
 
 
 def _exp_main(x: np.ndarray) -> np.ndarray:
-    """:func:`exp_array` on x in [_LOW, _HIGH] (1-d), in chunks of :data:`_CHUNK`."""
-    if len(x) <= _CHUNK:
-        return _exp_chunk(x)
-    out = np.empty_like(x)
+    """:func:`exp_array` on x in [_LOW, _HIGH] (1-d): stage 1 in chunks of
+    :data:`_CHUNK` (in cache), then stages 2 and 3 once on every chunk's undecided."""
+    y = np.empty_like(x)
+    ok = np.empty(len(x), dtype=bool)
     for s in range(0, len(x), _CHUNK):
-        out[s:s + _CHUNK] = _exp_chunk(x[s:s + _CHUNK])
-    return out
-
-
-def _exp_chunk(x: np.ndarray) -> np.ndarray:
-    """Stages 1, 2 and 3 (module notes) on x in [_LOW, _HIGH] (1-d)."""
-    kf, j, e = _reduce(x)
-    y, ok = _fast(x, kf, j)
-    left = None
+        part = x[s:s + _CHUNK]
+        kf, j, e = _reduce(part)
+        yc, okc = _fast(part, kf, j)
+        _scale(yc, e)
+        y[s:s + _CHUNK] = yc
+        ok[s:s + _CHUNK] = okc
     if not ok.all():
         bad = np.flatnonzero(~ok)
-        y2, ok2 = _slow(x[bad], kf[bad], j[bad])
+        xb = x[bad]
+        kf, j, e = _reduce(xb)
+        y2, ok2 = _slow(xb, kf, j)
+        _scale(y2, e)
         y[bad] = y2
-        if not ok2.all():
-            left = bad[~ok2]
-    _scale(y, e)
-    if left is not None:
-        for i in left.tolist():
+        for i in bad[~ok2].tolist():
             y[i] = exp(float(x[i]))
     return y
 
