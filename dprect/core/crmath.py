@@ -68,6 +68,7 @@ import decimal
 import math
 from decimal import Decimal
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -398,17 +399,22 @@ def _exp_subnormal(x: np.ndarray) -> np.ndarray:
 
 
 def _exp_main(x: np.ndarray) -> np.ndarray:
-    """:func:`exp_array` on x in [_LOW, _HIGH] (1-d): stage 1 in chunks of
-    :data:`_CHUNK` (in cache), then stages 2 and 3 once on every chunk's undecided."""
+    """:func:`exp_array` on x in [_LOW, _HIGH] (1-d): stages 1 and 2 compiled where numba
+    loads (:func:`_fast_loop`, the same operations), else stage 1 in chunks of
+    :data:`_CHUNK` (in cache) and stage 2 once on every chunk's undecided; then stage 3."""
     y = np.empty_like(x)
     ok = np.empty(len(x), dtype=bool)
-    for s in range(0, len(x), _CHUNK):
-        part = x[s:s + _CHUNK]
-        kf, j, e = _reduce(part)
-        yc, okc = _fast(part, kf, j)
-        _scale(yc, e)
-        y[s:s + _CHUNK] = yc
-        ok[s:s + _CHUNK] = okc
+    kernel = _kernel() if len(x) >= _KERNEL_FROM else None
+    if kernel is not None:
+        kernel(np.ascontiguousarray(x), *_table(), _POW2, y, ok)
+    else:
+        for s in range(0, len(x), _CHUNK):
+            part = x[s:s + _CHUNK]
+            kf, j, e = _reduce(part)
+            yc, okc = _fast(part, kf, j)
+            _scale(yc, e)
+            y[s:s + _CHUNK] = yc
+            ok[s:s + _CHUNK] = okc
     if not ok.all():
         bad = np.flatnonzero(~ok)
         xb = x[bad]
@@ -419,6 +425,88 @@ def _exp_main(x: np.ndarray) -> np.ndarray:
         for i in bad[~ok2].tolist():
             y[i] = exp(float(x[i]))
     return y
+
+
+#: arrays from this length take the compiled stages (numpy's below it: no compile or load)
+_KERNEL_FROM = 8
+_C23 = _C2 + _C3
+#: 2^i for i = −_POW2_OFFSET … _POW2_OFFSET − 1 (exact), the compiled stage's scale factors
+_POW2_OFFSET = 600
+_POW2 = np.array([math.ldexp(1.0, i) for i in range(-_POW2_OFFSET, _POW2_OFFSET)])
+
+
+def _fast_loop(x: np.ndarray, hi: np.ndarray, lo: np.ndarray, t_high: np.ndarray,
+               t_low: np.ndarray, pow2: np.ndarray, y: np.ndarray,
+               ok: np.ndarray) -> None:  # pragma: no cover (numba)
+    """Stages 1 and 2 element by element: :func:`_reduce`, :func:`_fast_parts`,
+    :func:`_decided`, then where undecided :func:`_slow_parts`' and the test again, and
+    :func:`_scale` — their operations in their order, each an IEEE-754 operation on
+    doubles (numba emits no fused multiply-add without fastmath). A decided element is
+    the correctly rounded value whatever the route; ``ok`` False leaves it to stage 3."""
+    for i in range(x.size):
+        v = x[i]
+        kf = np.rint(v * _INV)
+        k = np.int64(kf)
+        e = k >> 10
+        j = k & 1023
+        r = v - kf * _C1
+        r -= kf * _C23
+        p = r * _P5
+        p += _P4
+        p *= r
+        p += _P3
+        p *= r
+        p += 0.5
+        p *= r
+        p *= r
+        p += r
+        t = hi[j]
+        p *= t
+        p += lo[j]
+        yy = t + p
+        res = p - (yy - t)
+        err = yy * _FAST_BOUND
+        decided = ((res + err) + yy == yy) and ((res - err) + yy == yy)
+        if not decided:  # stage 2, _slow_parts' operations (any decided value is exp's)
+            a = v - kf * _C1
+            b = -(kf * _C2)
+            r = a + b
+            bv = r - a
+            r_lo = (a - (r - bv)) + (b - bv)
+            r_lo -= kf * _C3
+            p = r * r
+            p *= 0.5 + r * (_P3 + r * (_P4 + r * _P5))
+            q = r_lo + (p + r * r_lo)
+            tl = lo[j]
+            prod = t * r
+            c = r * _SPLITTER
+            r_high = c - (c - r)
+            r_low = r - r_high
+            th, tlow = t_high[j], t_low[j]
+            prod_err = ((th * r_high - prod) + th * r_low + tlow * r_high) + tlow * r_low
+            s = t + prod
+            s_err = prod - (s - t)
+            tail = s_err + (prod_err + (t * q + tl * (1.0 + r)))
+            yy = s + tail
+            res = tail - (yy - s)
+            err = yy * _SLOW_BOUND
+            decided = ((res + err) + yy == yy) and ((res - err) + yy == yy)
+        ok[i] = decided  # False: left to stage 3
+        half = e >> 1
+        yy *= pow2[half + _POW2_OFFSET]  # 2^half: the value _scale makes from its bits
+        yy *= pow2[e - half + _POW2_OFFSET]
+        y[i] = yy
+
+
+@lru_cache(maxsize=1)
+def _kernel() -> Any:
+    """:func:`_fast_loop` compiled (numba, cached on disk by
+    :func:`dprect.core.jit_cache.cached_njit`), or None without numba or a cache."""
+    try:
+        from dprect.core.jit_cache import cached_njit
+        return cached_njit(_fast_loop)
+    except (ImportError, RuntimeError):
+        return None
 
 
 __all__ = ["DIGITS", "EXP_ZERO_BELOW", "exp", "exp2", "exp_array", "expm1", "log", "log1p",

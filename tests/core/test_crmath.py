@@ -157,6 +157,8 @@ def test_every_stage_of_exp_array_is_taken_and_exact(monkeypatch) -> None:
 
     monkeypatch.setattr(crmath, "exp", counted)
     monkeypatch.setattr(crmath, "_SLOW_BOUND", 2.0 ** -40)
+    monkeypatch.setattr(crmath, "_KERNEL_FROM", 1 << 62)  # numpy's stages (numba froze
+    # the bounds into the compiled ones)
     assert np.array_equal(_bits(crmath.exp_array(x)), _bits(want))
     assert sum(-708.39 <= v <= 709.78 for v in calls) > 10  # stage 3 taken
     assert sum(-745.14 <= v < -708.39 for v in calls) > 10  # and the subnormals' stage 3
@@ -165,12 +167,14 @@ def test_every_stage_of_exp_array_is_taken_and_exact(monkeypatch) -> None:
 def test_the_fast_bound_is_needed(monkeypatch) -> None:
     """Power check of the equality test: with stage 1's bound set below its true error
     (2^-70 instead of 2^-61) some elements are taken as decided that are not, and the
-    comparison with the scalar exp catches them."""
+    comparison with the scalar exp catches them (numpy's stages; the compiled ones are
+    compared with them below)."""
     rng = np.random.default_rng(13)
     x = rng.uniform(-700, 700, 60_000)
     want = np.array([crmath.exp(v) for v in x.tolist()])
     assert np.array_equal(crmath.exp_array(x), want)
     monkeypatch.setattr(crmath, "_FAST_BOUND", 2.0 ** -70)
+    monkeypatch.setattr(crmath, "_KERNEL_FROM", 1 << 62)  # numpy's stages (as above)
     assert not np.array_equal(crmath.exp_array(x), want)
 
 
@@ -191,3 +195,23 @@ def test_the_bounds_hold_with_a_margin() -> None:
             worst = max(worst, abs(float((Decimal(a) + Decimal(b) - true) / true)))
         assert worst < bound / 4, (stage.__name__, math.log2(worst))
 
+
+
+def test_the_compiled_stages_give_numpys_bits() -> None:
+    """Where numba loads, stages 1 and 2 run compiled (crmath._fast_loop): the same values
+    as the numpy stages on a million elements (and both the scalar exp's on a sample)."""
+    pytest.importorskip("numba")
+    if crmath._kernel() is None:
+        pytest.skip("numba has no cache location here: the numpy stages only")
+    rng = np.random.default_rng(23)
+    x = np.concatenate([_sample(rng, 200_000), rng.uniform(-708.39, 709.78, 800_000)])
+    compiled = crmath.exp_array(x)
+    kept = crmath._KERNEL_FROM
+    try:
+        crmath._KERNEL_FROM = 1 << 62
+        plain = crmath.exp_array(x)
+    finally:
+        crmath._KERNEL_FROM = kept
+    assert np.array_equal(_bits(compiled), _bits(plain))
+    some = x[::997]
+    assert np.array_equal(_bits(compiled[::997]), _bits([crmath.exp(v) for v in some.tolist()]))
