@@ -112,6 +112,7 @@ from typing import Any, Protocol, TypeVar, cast
 
 import numpy as np
 
+from dprect.core import crmath
 from dprect.core.accounting import Guarantee, add_remove_budget, replace_one
 from dprect.core.cell_draws import CellDraw, block_bits, block_noises, draw_cell, draw_cells
 from dprect.core.describe_stats import (
@@ -219,8 +220,8 @@ def centre_rows_at(centre_epsilon: float, beta: float) -> int:
     of the float-order median's."""
     sign_rate, magnitude_rate = centre_rates(Fraction(centre_epsilon) / 2)
     eps_sign, eps_mag = float(2 * sign_rate), float(2 * magnitude_rate)
-    return math.ceil(max(CENTRE_ROWS_FACTOR / eps_mag * math.log(2 * _MAGNITUDE_BINS / beta),
-                         SIGN_ROWS_FACTOR / eps_sign * math.log(2 / beta)))
+    return math.ceil(max(CENTRE_ROWS_FACTOR / eps_mag * crmath.log(2 * _MAGNITUDE_BINS / beta),
+                         SIGN_ROWS_FACTOR / eps_sign * crmath.log(2 / beta)))
 
 
 @dataclass(frozen=True)
@@ -469,7 +470,7 @@ class DescribePlan:
         e^{μ·G} of the first step clipping ≤ t (G the steps between them), so a side
         clips more than ``rows`` with probability at most the sum of that over such
         steps (docs/privacy.md §11)."""
-        return math.exp(-self.side_epsilon * (rows - self.target))
+        return crmath.exp(-self.side_epsilon * (rows - self.target))
 
     def side_clip_bound(self, steps: int | None = None, tier: Tier | None = None) -> float:
         """Rows a side clips at most with probability ≥ 1 − β, given a centre inside the
@@ -481,7 +482,7 @@ class DescribePlan:
         inward: every step costs μ against ε_s per row."""
         s = candidate_count() if steps is None else steps
         t = self.tiers[0] if tier is None else tier
-        return t.target + 2.0 * math.log(s / self.beta) / t.side_epsilon
+        return t.target + 2.0 * crmath.log(s / self.beta) / t.side_epsilon
 
     @property
     def dense_rows_per_step(self) -> float:
@@ -494,7 +495,7 @@ class DescribePlan:
         """ln(2/β)/ε_n: the released count is within this of the true count with
         probability ≥ 1 − β (P(|DLap(1/ε_n)| ≥ z) = 2e^{−ε_n z}/(1 + e^{−ε_n}) for an
         integer z ≥ 1); None without a count."""
-        return None if self.count_epsilon == 0 else math.log(2 / self.beta) / self.count_epsilon
+        return None if self.count_epsilon == 0 else crmath.log(2 / self.beta) / self.count_epsilon
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -698,7 +699,7 @@ def plan_describe(epsilon: float, columns: int, *, delta: float | None = None,
     pooled: Tier | None = None
     if stats:
         min_count, small, pooled = _small_group_tiers(
-            eps_col - eps_n - eps_v, eps_c, eps_sides, eps_s, math.log(2 / beta) / eps_n,
+            eps_col - eps_n - eps_v, eps_c, eps_sides, eps_s, crmath.log(2 / beta) / eps_n,
             beta, query_epsilon, aim)
     splits = [(eps_c, eps_sides, eps_s), *((t.centre_epsilon, t.side_epsilon, t.sum_epsilon)
                                            for t in (*small, *([pooled] if pooled else [])))]

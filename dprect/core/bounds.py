@@ -50,6 +50,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from dprect.core import crmath
 from dprect.core.accounting import (
     Guarantee,
     add_remove_budget,
@@ -263,7 +264,7 @@ def plan_bounds(request: BoundsRequest, domains: Sequence[Domain], *,
     g = Guarantee(g.epsilon, g.delta, g.neighbouring,
                   f"{g.bound}; {rounds} exponential mechanisms per group, groups in parallel")
     sens = 1.0  # BoundsPlan.sensitivity
-    log_term = [math.log(d.size) + math.log(rounds) - math.log(request.beta) for d in doms]
+    log_term = [crmath.log(d.size) + crmath.log(rounds) - crmath.log(request.beta) for d in doms]
     rank_error = tuple(_up(2.0 * sens / eps_each * lt) for lt in log_term)
     unchecked = BoundsPlan(request=request, domains=doms, alpha=alpha, epsilon_each=eps_each,
                            guarantee=g, rank_error=rank_error, rows=rows)

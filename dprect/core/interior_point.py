@@ -55,6 +55,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from dprect.core import crmath
 from dprect.core.errors import ParameterError
 from dprect.core.randomness import RandomSource
 from dprect.core.validation import check_epsilon, check_open_unit, check_positive_int
@@ -572,7 +573,7 @@ def interior_point_failure_bound(epsilon: float, size: int, grid_size: int) -> f
     epsilon = check_epsilon(epsilon)
     size = check_positive_int(size, "size")
     m = _check_grid_size(grid_size)
-    return min(1.0, math.exp(math.log(m) - epsilon * math.ceil(size / 2) / 2))
+    return min(1.0, crmath.exp(crmath.log(m) - epsilon * math.ceil(size / 2) / 2))
 
 
 def interior_point_size(epsilon: float, beta: float, grid_size: int) -> int:
@@ -583,7 +584,7 @@ def interior_point_size(epsilon: float, beta: float, grid_size: int) -> int:
     epsilon = check_epsilon(epsilon)
     beta = check_open_unit(beta, "beta")
     m = _check_grid_size(grid_size)
-    x = 2.0 * (math.log(m) - math.log(beta)) / epsilon
+    x = 2.0 * (crmath.log(m) - crmath.log(beta)) / epsilon
     if not math.isfinite(x * (1.0 + 1e-12)):
         raise ParameterError(f"epsilon={epsilon!r} is too small: the interior point's input "
                              f"size overflows")

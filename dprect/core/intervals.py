@@ -71,6 +71,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from dprect.core import crmath
+from dprect.core.crmath import EXP_ZERO_BELOW, exp_array
 from dprect.core.errors import ParameterError
 
 #: the stated level of every interval unless a run names another
@@ -102,15 +104,18 @@ def dlap_tail(rate: float, z: int) -> float:
     for an integer z ≥ 1, and 1 for z ≤ 0."""
     if z <= 0:
         return 1.0
-    return 2.0 * math.exp(-rate * z) / (1.0 + math.exp(-rate))
+    return 2.0 * crmath.exp(-rate * z) / (1.0 + crmath.exp(-rate))
 
 
+@lru_cache(maxsize=4096)
 def count_quantile(rate: float, alpha: float) -> int:
-    """The smallest integer q ≥ 0 with P(|Z| > q) = P(|Z| ≥ q + 1) ≤ α, Z ~ DLap(rate)."""
+    """The smallest integer q ≥ 0 with P(|Z| > q) = P(|Z| ≥ q + 1) ≤ α, Z ~ DLap(rate)
+    (cached: a few (rate, α) a plan, asked for by every cell; the tails are
+    :mod:`dprect.core.crmath`'s correctly rounded exponentials)."""
     if not rate > 0 or not 0 < alpha < 1:
         raise ParameterError(f"count_quantile needs rate > 0 and alpha in (0, 1), got "
                              f"{rate!r}, {alpha!r}")
-    guess = math.log(2.0 / (alpha * (1.0 + math.exp(-rate)))) / rate - 1.0
+    guess = crmath.log(2.0 / (alpha * (1.0 + crmath.exp(-rate)))) / rate - 1.0
     q = max(0, math.ceil(guess) - 1)
     while dlap_tail(rate, q + 1) > alpha:
         q += 1
@@ -125,23 +130,35 @@ def _laplace_miss(h: float, shifts: np.ndarray) -> np.ndarray:
     ``searchsorted(shifts, h)``), 1 − ½e^{h−c} past it — plus P(L < −h − c) = ½e^{−(h+c)}.
     Each element by the same float operations as the two branches computed everywhere
     and selected (the same bits: tests/core/test_intervals.py), with two exponentials an
-    element instead of three and no temporaries but one: the bisections of
-    :func:`mixed_quantile` call it ~70 times a grid point, over tens of thousands of
-    values at a small count ε (docs/results.md §5.3b)."""
+    element instead of three, all in one call of :func:`~dprect.core.crmath.exp_array`
+    (correctly rounded: the same bits on every machine; its cost is partly per call):
+    the bisections of :func:`mixed_quantile` call it ~70 times a grid point, over tens of
+    thousands of values at a small count ε (docs/results.md §5.3b)."""
     k = int(np.searchsorted(shifts, h, side="right"))
-    out = np.empty_like(shifts)
-    near, far = out[:k], out[k:]
-    np.subtract(shifts[:k], h, out=near)  # c − h, exactly −(h − c)
-    np.exp(near, out=near)
-    near *= 0.5
-    np.subtract(shifts[k:], h, out=far)
-    np.negative(far, out=far)
-    np.exp(far, out=far)
+    n = len(shifts)
+    args = np.empty(2 * n)  # the exponents, all in one exp_array call (its cost a call)
+    np.subtract(shifts[:k], h, out=args[:k])  # c − h, exactly −(h − c)
+    np.subtract(shifts[k:], h, out=args[k:n])
+    np.negative(args[k:n], out=args[k:n])
+    np.add(shifts, h, out=args[n:])
+    np.negative(args[n:], out=args[n:])
+    # e^x is 0.0 below EXP_ZERO_BELOW: on a prefix of the near part (c − h increasing)
+    # and on suffixes of the far part and the tail (decreasing); exp_array on the rest
+    a = int(np.searchsorted(args[:k], EXP_ZERO_BELOW, side="left"))
+    b = n - int(np.searchsorted(args[k:n][::-1], EXP_ZERO_BELOW, side="left"))
+    c = 2 * n - int(np.searchsorted(args[n:][::-1], EXP_ZERO_BELOW, side="left"))
+    e = np.zeros(2 * n)
+    if c - n == n and b - a == n:
+        e = exp_array(args)
+    else:
+        live = exp_array(np.concatenate((args[a:b], args[n:c])))
+        e[a:b] = live[:b - a]
+        e[n:c] = live[b - a:]
+    out, tail = e[:n], e[n:]
+    out[:k] *= 0.5
+    far = out[k:]
     far *= -0.5
     far += 1.0  # 1 − ½e^{h−c}
-    tail = np.add(shifts, h)
-    np.negative(tail, out=tail)
-    np.exp(tail, out=tail)
     tail *= 0.5
     out += tail
     return out
@@ -159,16 +176,16 @@ def _count_law(rate: float, alpha: float) -> tuple[np.ndarray, np.ndarray, float
     k = count_quantile(rate, alpha * TAIL_SHARE)
     if k + 1 <= LAW_POINTS:
         z = np.arange(k + 1, dtype=np.float64)
-        norm = -math.expm1(-rate) / (1.0 + math.exp(-rate))
-        p = norm * np.exp(-rate * z)
+        norm = -crmath.expm1(-rate) / (1.0 + crmath.exp(-rate))
+        p = norm * exp_array(-rate * z)
         p[1:] *= 2.0
         return z, p, dlap_tail(rate, k + 1)
     step = -(-(k + 1) // LAW_POINTS)
     tops = np.minimum(np.arange(step - 1, k + step, step, dtype=np.float64), float(k))
     starts = np.concatenate(([0.0], tops[:-1] + 1.0))
-    below = 2.0 / (1.0 + math.exp(-rate))  # P(|Z| ≥ a) = below·e^{−rate·a} for a ≥ 1
-    p = below * (np.exp(-rate * starts) - np.exp(-rate * (tops + 1.0)))
-    p[0] = 1.0 - below * math.exp(-rate * (tops[0] + 1.0))
+    below = 2.0 / (1.0 + crmath.exp(-rate))  # P(|Z| ≥ a) = below·e^{−rate·a} for a ≥ 1
+    p = below * (exp_array(-rate * starts) - exp_array(-rate * (tops + 1.0)))
+    p[0] = 1.0 - below * crmath.exp(-rate * (tops[0] + 1.0))
     return tops, p, dlap_tail(rate, k + 1)
 
 
@@ -183,7 +200,7 @@ def mixed_quantile(r: float, rate: float, alpha: float) -> float:
         terms *= p
         return float(terms.sum()) + far  # numpy's pairwise sum, not BLAS (module notes)
 
-    lo, hi = 0.0, math.log(2.0 / alpha) + abs(r) * (count_quantile(rate, alpha / 2) + 1)
+    lo, hi = 0.0, crmath.log(2.0 / alpha) + abs(r) * (count_quantile(rate, alpha / 2) + 1)
     while miss(hi) > alpha:
         lo, hi = hi, 2.0 * hi
     for _ in range(_BISECTIONS):
@@ -203,7 +220,10 @@ def _grid_quantile(i: int, rate: float, alpha: float) -> float:
 
 
 def _grid_point(i: int) -> float:
-    return GRID_START * 2.0 ** (i / GRID_PER_OCTAVE)
+    # 2^(i/64) correctly rounded (crmath: not libm's pow, whose last bit may depend on
+    # the CPU), the values pow gave on the machines measured
+    return GRID_START * math.ldexp(crmath.octave_steps(GRID_PER_OCTAVE)[i % GRID_PER_OCTAVE],
+                                   i // GRID_PER_OCTAVE)
 
 
 @lru_cache(maxsize=1)
@@ -252,7 +272,7 @@ def mixed_quantile_at(r: float, rate: float, alpha: float) -> float:
         return _grid_quantile(bisect.bisect_left(points, r), rate, alpha)
     # above the grid: no point is ≥ r (r > the last, the points increasing: _point_list)
     # |L + rZ| ≤ r·|Z| + |L|: P(|Z| > q') + P(|L| > ℓ) = α·(1 − SPLIT) + α·SPLIT
-    return r * count_quantile(rate, alpha * (1.0 - SPLIT)) + math.log(1.0 / (alpha * SPLIT))
+    return r * count_quantile(rate, alpha * (1.0 - SPLIT)) + crmath.log(1.0 / (alpha * SPLIT))
 
 
 def below_need(count: float | None, need: int) -> bool | None:
@@ -365,7 +385,7 @@ def rank_error(epsilon_each: float, grid_size: int, level: float, draws: int = 2
     best cell has badness 0 (module notes, Coverage bounds); d = the m quantiles of a
     (group, column) on the whole grid (module notes, Quantiles). Rounded up by 2^-46."""
     alpha = 1.0 - level
-    t = 2.0 / epsilon_each * (math.log(draws * grid_size) - math.log(alpha))
+    t = 2.0 / epsilon_each * (crmath.log(draws * grid_size) - crmath.log(alpha))
     return math.nextafter(t * (1.0 + 2.0**-46), math.inf)
 
 

@@ -30,6 +30,7 @@ from abc import ABC, abstractmethod
 from fractions import Fraction
 from typing import Any
 
+from dprect.core import crmath
 from dprect.core.randomness import RandomSource
 from dprect.core.validation import check_open_unit, check_positive_int
 
@@ -125,7 +126,7 @@ class LaplaceLaw(MarginLaw):
         self.size = check_positive_int(size, "size")
         self.beta = check_open_unit(beta, "beta")
         self.scale = 2 * self.size  # b = 2Δ
-        self.mu = math.ceil(4 * self.size * math.log(1 / self.beta))
+        self.mu = math.ceil(4 * self.size * crmath.log(1 / self.beta))
 
     def _shift_tail(self, k: int) -> float:
         """T(k) = P(⌈w⌉ ≥ k)."""

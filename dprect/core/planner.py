@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Unpack
 
+from dprect.core import crmath
 from dprect.core.accounting import (
     Guarantee,
     RefinedChoice,
@@ -570,7 +571,7 @@ def _checked_ip_size(eps: float, ip_beta: float, m: int) -> int:
     """Δ = interior_point_size(ε, β_IP, m), or :class:`_OverLimit` above MAX_IP_SIZE (an
     estimate screens out sizes too large to compute in floating point)."""
     eps = float(eps)
-    estimate = 4 * (math.log(m) - math.log(ip_beta)) / eps if eps > 0 else math.inf
+    estimate = 4 * (crmath.log(m) - crmath.log(ip_beta)) / eps if eps > 0 else math.inf
     if not estimate <= 2 * MAX_IP_SIZE:  # also catches inf (ε underflowed to 0)
         amount = f"about {estimate:.3g}" if math.isfinite(estimate) else "unboundedly many"
         raise _OverLimit(f"interior-point inputs of {amount} values per round "
@@ -752,14 +753,14 @@ def _plan_paper(eps_t: float, delta_t: float, domains: list[Domain],
     """The paper's accounting, as the paper states it (its Laplace law, δ = δ̃/(R + 2))."""
     rounds = len(order)
     delta = delta_t / (rounds + 2)
-    if delta >= math.exp(-2):
+    if delta >= crmath.exp(-2):
         raise ParameterError("the paper's accounting needs delta/(R+2) < e^-2")
     if ip_beta >= 0.25:
         raise ParameterError("the paper's accounting needs an IP failure beta < 1/4")
     # the stated (R + 2)·δ (rounded up by the accountant) must not exceed δ̃
     while paper_bound(1.0, delta=delta, rounds=rounds).delta > delta_t:
         delta = math.nextafter(delta, 0.0) * (1.0 - 2.0**-50)
-    eps = eps_t / (70 * math.log(1 / delta)) * _SHRINK
+    eps = eps_t / (70 * crmath.log(1 / delta)) * _SHRINK
     rs = _rounds_with(order, domains, eps, ip_beta, lambda size: LaplaceLaw(size, ip_beta))
     return MethodPlan(
         method="randmargins", accounting="paper", ip_epsilon=eps, ip_beta=ip_beta, rounds=rs,
@@ -809,7 +810,7 @@ def _plan_quantiles(eps_t: float, delta_t: float, domains: list[Domain],
         eps0 = 0.0
     eps = eps0 * _SHRINK
     bins = max(coarse_bins(d) for d in domains)
-    needed = 4 * math.log(max(bins, 2)) / eps if eps > 0 else math.inf
+    needed = 4 * crmath.log(max(bins, 2)) / eps if eps > 0 else math.inf
     if not needed <= MAX_IP_SIZE:  # also inf: a centre's depth must beat ln(bins)
         amount = f"about {needed:.3g}" if math.isfinite(needed) else "unboundedly many"
         raise _OverLimit(f"{amount} positives for its centres (limit MAX_IP_SIZE = "

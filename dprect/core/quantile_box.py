@@ -79,6 +79,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from dprect.core import crmath
 from dprect.core.domains import Domain, FloatOrder, Side
 from dprect.core.engine import Engine
 from dprect.core.errors import ParameterError
@@ -196,10 +197,11 @@ def grid_offsets(grid_size: int, room: int, r: int = STEPS_PER_OCTAVE) -> list[i
     """:func:`offsets` on a grid of ``grid_size`` points: the distinct ⌊2^(s + i/r)⌋ below
     ``room``, s = max(0, bitlen(m − 1) − :data:`CENTRE_BITS` − :data:`FINE_BITS`)."""
     s = max(0, (int(grid_size) - 1).bit_length() - CENTRE_BITS - FINE_BITS)
+    steps = crmath.octave_steps(r)  # 2^(j/r) correctly rounded: the same bits anywhere
     out: list[int] = []
     i = 0
     while True:
-        o = int(math.ldexp(2.0 ** ((i % r) / r), s + i // r))
+        o = int(math.ldexp(steps[i % r], s + i // r))
         if o >= room:
             return out
         if not out or o > out[-1]:
@@ -264,7 +266,8 @@ def magnitude_offsets(r: int, inward: bool) -> list[int]:
     :data:`MAGNITUDE_FINE_OCTAVES`), then 2^(52 + k), one per octave. Public."""
     base = coarse_shift(FloatOrder())
     fine = r * MAGNITUDE_FINE_OCTAVES if inward else r * (64 - base)
-    out = [int(math.ldexp(2.0 ** ((i % r) / r), base + i // r)) for i in range(fine)]
+    steps = crmath.octave_steps(r)  # 2^(j/r) correctly rounded: the same bits anywhere
+    out = [int(math.ldexp(steps[i % r], base + i // r)) for i in range(fine)]
     return out + [1 << k for k in range(base + fine // r, 64)]
 
 

@@ -50,6 +50,7 @@ from functools import lru_cache
 import numpy as np
 
 from dprect.core.bounds import MAX_WEIGHTED_ROWS
+from dprect.core.crmath import exp_array
 from dprect.core.decimal_grid import DecimalGrid
 from dprect.core.interior_point import Pieces, unimodal_sampler
 from dprect.core.randomness import RandomSource
@@ -496,7 +497,7 @@ def measure_mass(grid: DecimalGrid) -> float:
     for c in range(block_count(grid)):
         lv = block_levels(grid, c, all_blocks)
         inside = lv <= WINDOW_DECADES
-        best = max(best, float((sizes[inside] * np.exp(-float(DECAY) * lv[inside])).sum()))
+        best = max(best, float((sizes[inside] * exp_array(-float(DECAY) * lv[inside])).sum()))
     return best
 
 

@@ -73,6 +73,7 @@ from typing import Any
 
 import numpy as np
 
+from dprect.core import crmath
 from dprect.core.accounting import ADD_REMOVE, REPLACE_ONE, Guarantee
 from dprect.core.decimal_grid import DecimalGrid
 from dprect.core.domains import MAX_FLOAT_BINS_BITS, FloatBins
@@ -236,11 +237,11 @@ class QuantilePlan:
         decades between the centre and the best cell (0 without a centre)."""
         m = len(self.quantiles)
         if not self.centred:
-            return 2.0 / self.epsilon_each * (math.log(m * self.grid_size) - math.log(beta))
+            return 2.0 / self.epsilon_each * (crmath.log(m * self.grid_size) - crmath.log(beta))
         g = quantile_grid(self.grid, self.resolution)
         assert isinstance(g, DecimalGrid)
         far = float(DECAY) * min(decades, WINDOW_DECADES)
-        return 2.0 / self.epsilon_each * (math.log(m * measure_mass(g)) - math.log(beta)
+        return 2.0 / self.epsilon_each * (crmath.log(m * measure_mass(g)) - crmath.log(beta)
                                           + far)
 
     @cached_property
@@ -263,7 +264,7 @@ class QuantilePlan:
         g = quantile_grid(self.grid, self.resolution)
         assert isinstance(g, DecimalGrid)
         return math.ceil(1.0 / float(self.centre_rate)
-                         * (math.log(block_count(g)) - math.log(beta)))
+                         * (crmath.log(block_count(g)) - crmath.log(beta)))
 
     def rows_needed(self, beta: float | None = None) -> int:
         """About the rows a group needs before each quantile lies inside its range with

@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from dprect.core import crmath
 from dprect.core.describe_stats import EXPONENT_BIAS, EXPONENT_BITS, INTERVAL_OFFSET
 from dprect.core.intervals import (
     SPLIT,
@@ -485,7 +486,7 @@ def release_cells(keys: np.ndarray, counts: np.ndarray, sums: np.ndarray, at: np
     tables = [quantile_table(count_eps, a) for a in alphas]
     q_far = np.array([count_quantile(count_eps, a * (1.0 - SPLIT)) for a in alphas],
                      dtype=np.int64)
-    log_far = np.array([math.log(1.0 / (a * SPLIT)) for a in alphas])
+    log_far = np.array([crmath.log(1.0 / (a * SPLIT)) for a in alphas])
     q_count = count_quantile(count_eps, 1.0 - level)
     q_low = count_quantile(count_eps, alpha * SPLIT)
     q_alpha = count_quantile(count_eps, alpha)

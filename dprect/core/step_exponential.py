@@ -65,6 +65,7 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
+from dprect.core import crmath
 from dprect.core.errors import ParameterError
 from dprect.core.randomness import RandomSource, compiled_status
 from dprect.core.tail_bounds import CandidateStream
@@ -93,7 +94,7 @@ def runaway_bound(steps: int, decay: Fraction = DECAY) -> float:
     """P(the drawn step lies ``steps`` or more past the first step whose tail is ≤ t)
     ≤ e^{−μ·steps}/(1 − e^{−μ}), for any data (module docstring)."""
     mu = float(decay)
-    return math.exp(-mu * steps) / -math.expm1(-mu)
+    return crmath.exp(-mu * steps) / -crmath.expm1(-mu)
 
 
 def step_law(tails: np.ndarray, target: int, epsilon: float, count: int,

@@ -62,6 +62,7 @@ from typing import Literal
 
 import numpy as np
 
+from dprect.core import crmath
 from dprect.core.domains import FloatBins
 from dprect.core.errors import ParameterError
 from dprect.core.interior_point import Pieces, sample_unimodal
@@ -208,10 +209,12 @@ def draw_centre_from_counts(keys: np.ndarray, counts: np.ndarray, sign_rate: Fra
 
 # -- the candidates --------------------------------------------------------------------------
 def _offsets() -> np.ndarray:
+    """2^(k/8) for the offset exponents k, correctly rounded (:mod:`dprect.core.crmath`:
+    the same bits on every machine; numpy's exp2 gave these too)."""
     k = np.arange(MIN_OFFSET_EXPONENT * STEPS_PER_OCTAVE,
-                  MAX_OFFSET_EXPONENT * STEPS_PER_OCTAVE, dtype=np.float64)
-    with np.errstate(over="ignore"):
-        return np.exp2(k / STEPS_PER_OCTAVE)
+                  MAX_OFFSET_EXPONENT * STEPS_PER_OCTAVE, dtype=np.int64)
+    steps = np.array(crmath.octave_steps(STEPS_PER_OCTAVE))
+    return np.ldexp(steps[k % STEPS_PER_OCTAVE], k // STEPS_PER_OCTAVE)
 
 
 def bin_edges(index: np.ndarray, upper: bool) -> np.ndarray:

@@ -288,13 +288,14 @@ def tie_bits(domains: Sequence[Domain], rounds: int,
     user: a utility assumption, never a privacy one — docs/privacy.md, "Ties")."""
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
         raise ParameterError(f"rounds must be a positive integer, got {rounds!r}")
-    want = math.ceil(math.log2(rounds / TIE_OVERSHOOT))
+    # ⌈log₂ x⌉ exactly, as integers (no libm log2, whose last bit may depend on the CPU)
+    want = (math.ceil(rounds / TIE_OVERSHOOT) - 1).bit_length()
     out = []
     for j, d in enumerate(domains):
         if not hashable(d) or j in continuous:
             out.append(0)
             continue
-        room = MAX_TIE_BITS if float_keyed(d) else 62 - math.ceil(math.log2(d.size))
+        room = MAX_TIE_BITS if float_keyed(d) else 62 - (int(d.size) - 1).bit_length()
         out.append(max(0, min(MAX_TIE_BITS, want, room)))
     return tuple(out)
 
