@@ -137,29 +137,26 @@ def _laplace_miss(h: float, shifts: np.ndarray) -> np.ndarray:
     k = int(np.searchsorted(shifts, h, side="right"))
     n = len(shifts)
     args = np.empty(2 * n)  # the exponents, all in one exp_array call (its cost a call)
-    np.subtract(shifts[:k], h, out=args[:k])  # c − h, exactly −(h − c)
-    np.subtract(shifts[k:], h, out=args[k:n])
-    np.negative(args[k:n], out=args[k:n])
-    np.add(shifts, h, out=args[n:])
-    np.negative(args[n:], out=args[n:])
+    # c − h; h − c, exactly −(c − h); −h − c, exactly −(h + c) (round to nearest is
+    # symmetric in sign; a zero's sign does not change e^x)
+    np.subtract(shifts[:k], h, out=args[:k])
+    np.subtract(h, shifts[k:], out=args[k:n])
+    np.subtract(-h, shifts, out=args[n:])
     # e^x is 0.0 below EXP_ZERO_BELOW: on a prefix of the near part (c − h increasing)
     # and on suffixes of the far part and the tail (decreasing); exp_array on the rest
     a = int(np.searchsorted(args[:k], EXP_ZERO_BELOW, side="left"))
     b = n - int(np.searchsorted(args[k:n][::-1], EXP_ZERO_BELOW, side="left"))
     c = 2 * n - int(np.searchsorted(args[n:][::-1], EXP_ZERO_BELOW, side="left"))
-    e = np.zeros(2 * n)
     if c - n == n and b - a == n:
         e = exp_array(args)
     else:
+        e = np.zeros(2 * n)
         live = exp_array(np.concatenate((args[a:b], args[n:c])))
         e[a:b] = live[:b - a]
         e[n:c] = live[b - a:]
+    e *= 0.5  # ½e^{c−h}, ½e^{h−c}, ½e^{−(h+c)}
     out, tail = e[:n], e[n:]
-    out[:k] *= 0.5
-    far = out[k:]
-    far *= -0.5
-    far += 1.0  # 1 − ½e^{h−c}
-    tail *= 0.5
+    np.subtract(1.0, out[k:], out=out[k:])  # 1 − ½e^{h−c}, exactly (−½e^{h−c}) + 1
     out += tail
     return out
 
