@@ -647,10 +647,9 @@ def _main(argv: Sequence[str] | None) -> int:
         stop = interrupt_in(exc)
         if stop is not None:  # raised while a library cleaned up after a Ctrl-C
             return _interrupted(stop)
-        if isinstance(exc, DprectError):  # parameters, schema, paths: one line
-            print(f"dprect: error: {one_line(str(exc))}", file=sys.stderr)
-            return EXIT_USAGE
-        if os_error_number(exc) is not None:  # its number and path, never its text
+        # parameters, schema, paths: one line; an OS error by its number and path, never
+        # its text (describe_failure's line for both)
+        if isinstance(exc, DprectError) or os_error_number(exc) is not None:
             print(f"dprect: error: {describe_failure(exc)[1]}", file=sys.stderr)
             return EXIT_USAGE
         if os.environ.get("DPRECT_DEBUG"):  # Spark or internal: by class or type only

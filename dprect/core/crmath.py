@@ -92,18 +92,28 @@ _WIDE = decimal.Context(prec=60, rounding=decimal.ROUND_HALF_EVEN,
 _TINY_SERIES = 1e-10
 
 
-@lru_cache(maxsize=4096)  # plan constants are asked for again and again
-def exp(x: float) -> float:
-    """e^x correctly rounded (module notes); exp(NaN) is NaN, exp(±inf) is inf / 0.0."""
-    x = float(x)
+def _exp_edge(x: float, low: float, below: float, at_zero: float) -> float | None:
+    """The value of e^x, or of a function of it, where no rounding is needed: NaN at NaN,
+    inf above 710 (e^710 overflows a double), ``below`` under ``low`` (where it rounds
+    to its limit) and ``at_zero`` at ±0; None elsewhere (compute it)."""
     if math.isnan(x):
         return math.nan
     if x > 710.0:
         return math.inf
-    if x < -746.0:
-        return 0.0
+    if x < low:
+        return below
     if x == 0.0:
-        return 1.0
+        return at_zero
+    return None
+
+
+@lru_cache(maxsize=4096)  # plan constants are asked for again and again
+def exp(x: float) -> float:
+    """e^x correctly rounded (module notes); exp(NaN) is NaN, exp(±inf) is inf / 0.0."""
+    x = float(x)
+    edge = _exp_edge(x, -746.0, 0.0, 1.0)
+    if edge is not None:
+        return edge
     return float(_CTX.exp(Decimal(x)))
 
 
@@ -173,14 +183,9 @@ def log1p(x: float) -> float:
 def expm1(x: float) -> float:
     """e^x − 1 correctly rounded; expm1(NaN) is NaN, expm1(±inf) is inf / −1.0."""
     x = float(x)
-    if math.isnan(x):
-        return math.nan
-    if x > 710.0:
-        return math.inf
-    if x < -100.0:  # e^x < 2^-144: e^x − 1 rounds to −1
-        return -1.0
-    if x == 0.0:
-        return x
+    edge = _exp_edge(x, -100.0, -1.0, x)  # below −100, e^x < 2^-144: e^x − 1 rounds to −1
+    if edge is not None:  # at ±0: x itself (its sign kept)
+        return edge
     d = Decimal(x)
     if abs(x) < _TINY_SERIES:  # x + x²/2 + x³/6 + x⁴/24 (the next term < 10^-40·|x|)
         total = d + _CTX.power(d, 2) / 2 + _CTX.power(d, 3) / 6 + _CTX.power(d, 4) / 24

@@ -1,5 +1,6 @@
-"""Temporary folders a run makes for a library (Spark SQL's warehouse of a JVM dprect
-starts: :mod:`dprect.engines.spark.session`) and removes when its process ends.
+"""Temporary folders a run makes for a library (Spark SQL's warehouse of a local session
+dprect starts, spark-submit's included: :mod:`dprect.engines.spark.session`) and removes
+when its process ends.
 
 :func:`remove_at_exit` names one; :func:`remove_now` removes every one named so far. It
 runs at the interpreter's exit (``atexit``) and is called by the two ends that skip the

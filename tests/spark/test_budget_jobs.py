@@ -135,13 +135,18 @@ def _group_members(pgid: int) -> list[int]:
 class Job:
     """``python jobs/fit_rectangle.py --config CFG`` (or another ``script`` taking the
     same arguments) in a new session; stdout is collected line by line in the
-    background, stderr goes to a file."""
+    background, stderr goes to a file. Its ``TMPDIR`` is a folder of its own that
+    :meth:`cleanup` removes: a killed job cannot remove the temporary folders it made
+    (its Spark SQL warehouse, ``dprect-warehouse-*``), which each run of the suite left
+    in /tmp."""
 
     def __init__(self, tmp: Path, config: Path,
                  script: Path = REPO / "jobs" / "fit_rectangle.py") -> None:
         environ = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_GATEWAY")}
+        self.tmpdir = tmp / "job-tmp"
+        self.tmpdir.mkdir(exist_ok=True)
         environ.update({"PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1",
-                        "PYTHONUNBUFFERED": "1"})
+                        "PYTHONUNBUFFERED": "1", "TMPDIR": str(self.tmpdir)})
         self.stderr_path = tmp / "job.stderr"
         self._stderr = self.stderr_path.open("w")
         self.lines: list[str] = []
@@ -193,6 +198,7 @@ class Job:
             self.kill()
         self._reader.join(timeout=10)
         self._stderr.close()
+        shutil.rmtree(self.tmpdir, ignore_errors=True)
 
 
 def kill_and_check_group(job: Job) -> None:

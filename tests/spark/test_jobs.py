@@ -325,17 +325,22 @@ def test_bad_parameters_fail_before_spark_starts(tmp_path: Path,
 
 
 # -- the real spark-submit ----------------------------------------------------------------
-def spark_submit(job: str, *args: str) -> subprocess.CompletedProcess[str]:
+def spark_submit(job: str, *args: str, cwd: Path = REPO,
+                 env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``spark-submit`` of ``job`` (a file under jobs/, or an absolute path) on a
+    ``local[1]`` master with conf/spark's configuration, run in ``cwd`` with ``env``'s
+    entries over this process's environment."""
     import pyspark
 
-    env = dict(os.environ)
-    env.update({"SPARK_CONF_DIR": str(REPO / "conf" / "spark"),
-                "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
-                "SPARK_LOCAL_IP": "127.0.0.1"})
+    environment = dict(os.environ)
+    environment.update({"SPARK_CONF_DIR": str(REPO / "conf" / "spark"),
+                        "PYSPARK_PYTHON": sys.executable,
+                        "PYSPARK_DRIVER_PYTHON": sys.executable,
+                        "SPARK_LOCAL_IP": "127.0.0.1", **(env or {})})
     submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
     return subprocess.run([str(submit), "--master", "local[1]", str(REPO / "jobs" / job),
-                           *args], env=env, cwd=REPO, capture_output=True, text=True,
-                          timeout=400)
+                           *args], env=environment, cwd=cwd, capture_output=True,
+                          text=True, timeout=400)
 
 
 @pytest.mark.slow
@@ -366,3 +371,44 @@ def test_spark_submit_bad_input_exit_code_and_one_line(synthetic: dict,
     assert "Traceback" not in output and "Exception" not in output
     assert not (tmp_path / "result.json").exists()
     assert not (tmp_path / "results").exists()
+
+
+#: a job's session under spark-submit (jobs/_common.py's, as every job gets it), its
+#: catalog touched (which makes Spark SQL's warehouse folder), and a job's end
+#: (``exit_now``: ``os._exit``, which skips ``atexit``)
+WAREHOUSE_JOB = """
+import os
+
+from _common import get_spark
+
+from dprect.app.jobs_support import exit_now
+
+spark, owned = get_spark({}, "warehouse")
+spark.catalog.listTables()
+warehouse = spark.conf.get("spark.sql.warehouse.dir")
+print("warehouse", warehouse, os.path.isdir(warehouse.removeprefix("file:")))
+spark.stop()
+exit_now(0)
+"""
+
+
+@pytest.mark.slow
+def test_a_spark_submit_job_keeps_its_warehouse_private_and_removes_it(
+        tmp_path: Path) -> None:
+    """Under spark-submit (``make demo``), a job whose configuration does not set
+    ``spark.sql.warehouse.dir`` keeps Spark SQL's warehouse in a private temporary folder
+    and removes it as it ends — session 42 left ``spark-warehouse/`` in the folder the
+    demo ran in."""
+    cwd, tmp = tmp_path / "cwd", tmp_path / "tmp"
+    cwd.mkdir()
+    tmp.mkdir()
+    job = tmp_path / "warehouse_job.py"
+    job.write_text(WAREHOUSE_JOB)
+    path = os.pathsep.join([str(REPO), str(REPO / "jobs"), os.environ.get("PYTHONPATH", "")])
+    done = spark_submit(str(job), cwd=cwd, env={"TMPDIR": str(tmp), "PYTHONPATH": path})
+    assert done.returncode == 0, done.stdout + done.stderr
+    (line,) = [ln for ln in done.stdout.splitlines() if ln.startswith("warehouse ")]
+    _, warehouse, existed = line.split()
+    assert existed == "True" and "dprect-warehouse-" in warehouse, line
+    assert sorted(p.name for p in cwd.iterdir()) == []  # no spark-warehouse/ here
+    assert not any(p.name.startswith("dprect-warehouse-") for p in tmp.iterdir())

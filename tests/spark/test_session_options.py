@@ -79,6 +79,7 @@ def _warehouse(monkeypatch, settings, is_local=True):
     before a JVM starts; the temporary folder it made (if any) removed."""
     monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
     monkeypatch.setattr(SparkContext, "_gateway", None)  # as before a JVM starts
+    monkeypatch.setattr(SparkContext, "_active_spark_context", None)
     S._private_warehouse(settings, is_local)
     given = settings.get(S.WAREHOUSE)
     if given and given.startswith("file:") and "dprect-warehouse-" in given:
@@ -91,7 +92,8 @@ def test_a_local_jvm_dprect_starts_keeps_its_warehouse_out_of_the_current_folder
     """Without a setting, a private temporary folder (Spark's default is
     ``spark-warehouse/`` in the current folder); the caller's ``conf`` and
     spark-defaults.conf win; a cluster's master, spark-submit's JVM or a running one are
-    left as they are."""
+    left as they are; a JVM that runs already (spark-submit's) is asked for its own
+    configuration (its ``--conf`` and properties file)."""
     monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))  # no spark-defaults.conf there
     made = _warehouse(monkeypatch, {})[S.WAREHOUSE]
     assert made.startswith("file:///") and "dprect-warehouse-" in made
@@ -104,7 +106,20 @@ def test_a_local_jvm_dprect_starts_keeps_its_warehouse_out_of_the_current_folder
     (tmp_path / "spark-defaults.conf").write_text(f"{S.WAREHOUSE}=/data/wh\n")
     assert _warehouse(monkeypatch, {}) == {}
     (tmp_path / "spark-defaults.conf").unlink()
-    monkeypatch.setenv("PYSPARK_GATEWAY_PORT", "1")  # spark-submit's JVM
+
+    def submitted(given: bool) -> dict[str, str]:  # spark-submit's JVM, with its conf
+        monkeypatch.setenv("PYSPARK_GATEWAY_PORT", "1")
+        monkeypatch.setattr(SparkContext, "_active_spark_context", None)
+        monkeypatch.setattr(S, "_submitted_set", lambda key: given and key == S.WAREHOUSE)
+        settings: dict[str, str] = {}
+        S._private_warehouse(settings, True)
+        if settings:
+            shutil.rmtree(Path(settings[S.WAREHOUSE].removeprefix("file://")))
+        return settings
+
+    assert submitted(True) == {}
+    assert "dprect-warehouse-" in submitted(False)[S.WAREHOUSE]
+    monkeypatch.setattr(SparkContext, "_active_spark_context", object())  # one runs
     settings: dict[str, str] = {}
     S._private_warehouse(settings, True)
     assert settings == {}

@@ -258,14 +258,37 @@ def _defaults_set(key: str) -> bool:
     return False
 
 
+def _submitted_set(key: str) -> bool:
+    """Whether the JVM that runs already (spark-submit's) is configured with ``key``:
+    spark-submit hands its ``--conf`` entries and its properties file (``--properties-file``,
+    else ``spark-defaults.conf``) to its JVM as system properties, which a new
+    ``SparkConf`` reads — and so does a JVM an earlier session of this process started.
+    True when the JVM cannot be asked (the setting is then left to Spark)."""
+    from pyspark import SparkConf
+
+    try:
+        SparkContext._ensure_initialized()
+        return bool(SparkConf().contains(key))
+    except Exception:
+        return True
+
+
 def _private_warehouse(settings: dict[str, str], is_local: bool) -> None:
-    """For a ``local`` JVM this process is about to start (not spark-submit's, not a
-    running one): point :data:`WAREHOUSE` at a private temporary folder, removed when
-    the process ends (:mod:`dprect.core.leftovers`), unless ``settings`` (the caller's
-    ``conf``) or spark-defaults.conf set it — so a run leaves no ``spark-warehouse/`` in
-    the user's current folder. dprect names every table by its path; no table lives there."""
-    if (not is_local or WAREHOUSE in settings or os.environ.get("PYSPARK_GATEWAY_PORT")
-            or SparkContext._gateway is not None or _defaults_set(WAREHOUSE)):
+    """For a ``local`` session about to start its context (none runs in this process):
+    point :data:`WAREHOUSE` at a private temporary folder, removed when the process ends
+    (:mod:`dprect.core.leftovers`), unless ``settings`` (the caller's ``conf``) set it,
+    or the configuration of the JVM does — spark-defaults.conf for a JVM this process
+    is about to start, the JVM's own (:func:`_submitted_set`: spark-submit's ``--conf``
+    and properties file) when it runs already, as under spark-submit — so a run leaves no
+    ``spark-warehouse/`` in the user's current folder. dprect names every table by its
+    path; no table lives there."""
+    if (not is_local or WAREHOUSE in settings
+            or SparkContext._active_spark_context is not None):
+        return
+    if os.environ.get("PYSPARK_GATEWAY_PORT") or SparkContext._gateway is not None:
+        if _submitted_set(WAREHOUSE):
+            return
+    elif _defaults_set(WAREHOUSE):
         return
     folder = tempfile.mkdtemp(prefix="dprect-warehouse-")
     remove_at_exit(folder)  # also when the CLI or a job ends with os._exit
@@ -520,9 +543,10 @@ def local_session(master: str | None = None, *, app_name: str = "dprect",
     of the log4j2 configuration dprect starts a JVM with (a warning is Spark's, for its
     operator, not the user's); Python workers print no warnings
     (``spark.executorEnv.PYTHONWARNINGS=ignore``: their stderr bypasses log4j). A
-    ``local`` JVM it starts keeps Spark SQL's warehouse in a private temporary folder
-    removed at exit, not ``spark-warehouse/`` in the current folder, unless ``conf`` or
-    spark-defaults.conf set ``spark.sql.warehouse.dir`` (:func:`_private_warehouse`).
+    ``local`` session it starts (its JVM's or spark-submit's) keeps Spark SQL's warehouse
+    in a private temporary folder removed at exit, not ``spark-warehouse/`` in the
+    current folder, unless ``conf``, spark-defaults.conf or spark-submit's ``--conf``
+    set ``spark.sql.warehouse.dir`` (:func:`_private_warehouse`).
     Delta: configured when its jars load (``delta=None``, the default, unless
     ``DPRECT_DELTA=off``), never (``delta=False``), or required (``delta=True``; a
     ``RuntimeError`` without jars); see the module's notes and :func:`has_delta`.
