@@ -12,8 +12,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dprect.core.errors import InputDataError
-from dprect.engines.file_schemas import check_folder
-from dprect.engines.input_errors import column_names, csv_without_rows, reading
+from dprect.engines.file_schemas import check_folder, data_files
+from dprect.engines.input_errors import EXPECTED, column_names, csv_without_rows, reading
 
 FORMATS = ("parquet", "csv")
 
@@ -37,7 +37,12 @@ def read_table(path: str | os.PathLike[str], columns: list[str], fmt: str | None
     fmt = fmt or detect_format(p)
     if fmt not in FORMATS:
         raise InputDataError(f"unknown input format {fmt!r}; use one of {FORMATS}")
-    with reading(path, fmt, (pa.ArrowException, OSError, ValueError), columns=columns):
+    # a single file read as Parquet by default (its name does not end in .csv) may be a
+    # CSV file under another name: the refusal says how to read it as one
+    said = (f"{EXPECTED['parquet']}; a CSV file needs --format csv"
+            if fmt == "parquet" and not p.is_dir() else None)
+    with reading(path, fmt, (pa.ArrowException, OSError, ValueError), columns=columns,
+                 problem=lambda _exc: said):
         if fmt == "csv":
             import pyarrow.csv as pcsv
 
@@ -50,6 +55,11 @@ def read_table(path: str | os.PathLike[str], columns: list[str], fmt: str | None
         else:
             import pyarrow.dataset as ds
 
+            if p.is_dir() and not data_files(p):
+                raise InputDataError(
+                    f"input {str(path)!r} is a folder with no data files (files whose "
+                    "names start with _ or . are skipped): give the table's file or the "
+                    "folder that holds its files")
             check_folder(path, p, fmt, columns)
             dataset = ds.dataset(p, format="parquet", partitioning="hive")
             missing = [c for c in columns if c not in dataset.schema.names]
