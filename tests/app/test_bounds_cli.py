@@ -361,6 +361,34 @@ def test_groups_file_gives_the_flag_result(data: Path, tmp_path: Path,
     assert (tmp_path / "file.json").read_text() == (tmp_path / "flag.json").read_text()
 
 
+def test_a_groups_file_saved_by_windows_tools_gives_the_flag_result(
+        data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Excel's and Notepad's "UTF-8" files start with a byte-order mark and end lines with
+    # CRLF: the mark was read as part of the first value ('\ufeffa'), a group of no rows,
+    # released and charged instead of group a
+    (tmp_path / "groups.txt").write_bytes(b"\xef\xbb\xbfa\r\nb\r\n")
+    assert run(bounds_argv(data, tmp_path, "--group-by", "g", "--groups-file",
+                           str(tmp_path / "groups.txt"), output="file.json"), capsys)[0] == 0
+    assert run(bounds_argv(data, tmp_path, "--group-by", "g", "--groups", "a,b",
+                           output="flag.json"), capsys)[0] == 0
+    assert (tmp_path / "file.json").read_text() == (tmp_path / "flag.json").read_text()
+
+
+def test_a_groups_file_that_is_not_utf8_or_repeats_a_value_says_what_to_do(
+        data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    groups = tmp_path / "groups.txt"
+    for body, words in [(b"a\nb\xe9\n", "it is not UTF-8 text; save it as UTF-8, one group "
+                                        "value per line"),
+                        (b"a\nb\n\na\n", f"group value 'a' is listed twice (groups file "
+                                         f"{str(groups)!r}): list each value once")]:
+        groups.write_bytes(body)
+        code, _, err = run(bounds_argv(data, tmp_path, "--group-by", "g", "--groups-file",
+                                       str(groups)), capsys)
+        lines = messages(err)
+        assert code == 2 and len(lines) == 1 and words in lines[0], err
+        assert not (tmp_path / "bounds.json").exists()
+
+
 def test_numeric_group_column_reads_listed_text(data: Path, tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     code, _out, err = run(["bounds", "--input", str(data / "t.parquet"), "--columns", "x",
