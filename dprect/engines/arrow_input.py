@@ -12,8 +12,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dprect.core.errors import InputDataError
-from dprect.engines.file_schemas import check_folder, data_files
-from dprect.engines.input_errors import EXPECTED, column_names, csv_without_rows, reading
+from dprect.engines.file_schemas import check_folder
+from dprect.engines.input_errors import (
+    EXPECTED,
+    column_names,
+    csv_without_rows,
+    not_numeric,
+    reading,
+)
 
 FORMATS = ("parquet", "csv")
 
@@ -55,11 +61,6 @@ def read_table(path: str | os.PathLike[str], columns: list[str], fmt: str | None
         else:
             import pyarrow.dataset as ds
 
-            if p.is_dir() and not data_files(p):
-                raise InputDataError(
-                    f"input {str(path)!r} is a folder with no data files (files whose "
-                    "names start with _ or . are skipped): give the table's file or the "
-                    "folder that holds its files")
             check_folder(path, p, fmt, columns)
             dataset = ds.dataset(p, format="parquet", partitioning="hive")
             missing = [c for c in columns if c not in dataset.schema.names]
@@ -101,7 +102,7 @@ def numeric_column(table: pa.Table, name: str, *, nulls_as_nan: bool = False) ->
         return np.full(len(col), np.nan)
     if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)
             or pa.types.is_decimal(col.type) or pa.types.is_boolean(col.type)):
-        raise InputDataError(f"column {name!r} must be numeric, but its type is {col.type}")
+        raise not_numeric(name, str(col.type))
     if col.null_count and not nulls_as_nan:
         raise InputDataError(f"column {name!r} has null values")
     # safe=False: an integer beyond ±2^53 is rounded to the nearest double (as Spark's

@@ -144,9 +144,17 @@ def check_folder(path: str | os.PathLike[str], local: Path, fmt: str,
                  columns: Sequence[str]) -> None:
     """:func:`check_agreement` for the input ``path`` when it is a local folder of
     ``fmt`` (``parquet`` or ``csv``) files (``local`` its place on this machine); a single
-    file, or another format, is left alone."""
+    file, or another format, is left alone. A folder with no data file is refused as
+    such (a wrong path, or a table not written yet), on both engines alike: pyarrow read
+    it as a table without columns, Spark as a schema it cannot infer."""
     if fmt in ("parquet", "csv") and local.is_dir():
-        check_agreement(os.fspath(path), folder_schemas(local, fmt), columns)
+        schemas = folder_schemas(local, fmt)
+        if not schemas:
+            raise InputDataError(
+                f"input {os.fspath(path)!r} is a folder with no data files (files whose "
+                "names start with _ or . are skipped): give the table's file or the "
+                "folder that holds its files")
+        check_agreement(os.fspath(path), schemas, columns)
 
 
 __all__ = ["NOT_IN_FOLDER", "FileSchema", "check_agreement", "check_folder", "check_readable",

@@ -161,3 +161,14 @@ def test_a_csv_file_under_another_name_is_refused_naming_the_format_option(
     line = _one_line(*_fit(path, tmp_path, capsys)[::2])
     assert "as parquet" in line and "a CSV file needs --format csv" in line
     assert _fit(path, tmp_path, capsys, "--format", "csv")[0] == 0
+
+
+def test_a_text_feature_is_refused_saying_what_a_text_column_can_be(
+        tmp_path: Path, capsys) -> None:
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"x": [SENTINEL, "b"], "y": [1, 0]}), path)
+    line = _one_line(*_fit(path, tmp_path, capsys)[::2])
+    assert line == ("dprect: error: column 'x' must be numeric, but its type is string: "
+                    "features and columns to aggregate take numbers (a text column can be "
+                    "the label or the group column; a CSV column is text when any of its "
+                    "cells is not a number)")
