@@ -265,6 +265,42 @@ def test_fit_refuses_a_bounds_run_id(data: Path, tmp_path: Path,
     assert Ledger(ledger).status("ds").spent.epsilon == spent
 
 
+@pytest.mark.parametrize(("change", "words"), [
+    (["--columns", "x,y"], "columns x, y, k, this run x, y"),
+    (["--epsilon", "2"], "(epsilon, delta) (4, 0) add-remove, this run (2, 0) add-remove"),
+    (["--neighbouring", "replace-one"], "(epsilon, delta) (4, 0) add-remove, this run (4, 0) "
+                                        "replace-one")])
+def test_a_released_run_id_asked_again_with_other_parameters_is_refused(
+        data: Path, tmp_path: Path, change: list[str], words: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A run id is an idempotency key for ONE run: asked again with other columns or
+    another budget it was published as before — the first run's bounds, exit 0, under
+    the new run's output name. Now one line naming what differs, exit 2, nothing written
+    or spent; the same parameters still publish the recorded result again."""
+    ledger = tmp_path / "ledger"
+    assert run(["budget", "init", "--ledger", str(ledger)], capsys)[0] == 0
+    same = ["--ledger", str(ledger), "--dataset", "ds", "--run-id", "r1"]
+    assert run(bounds_argv(data, tmp_path, *same), capsys)[0] == 0
+    spent = Ledger(ledger).status("ds").spent.epsilon
+    argv = bounds_argv(data, tmp_path, *same, output="other.json")
+    option, value = change
+    if option in argv:
+        argv[argv.index(option) + 1] = value
+    else:
+        argv += change
+    code, out, err = run(argv, capsys)
+    lines = messages(err)
+    assert code == 2 and len(lines) == 1, (code, out, err)
+    assert lines[0] == (f"dprect: error: run id r1 was released with other parameters "
+                        f"({words}); use a new run id, or the released run's parameters "
+                        "to publish its result again")
+    assert not (tmp_path / "other.json").exists()
+    assert Ledger(ledger).status("ds").spent.epsilon == spent
+    code, out, err = run(bounds_argv(data, tmp_path, *same, output="again.json"), capsys)
+    assert code == 0 and "released before" in out, err
+    assert (tmp_path / "again.json").read_bytes() == (tmp_path / "bounds.json").read_bytes()
+
+
 def test_cap_exceeded_spends_and_writes_nothing(data: Path, tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     ledger = tmp_path / "ledger"
