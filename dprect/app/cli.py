@@ -108,8 +108,18 @@ class _Parser(argparse.ArgumentParser):
         --help)``), whose help lists what it takes."""
         parsed, extra = self.parse_known_args(args, namespace)
         if extra:
-            self._chosen(parsed).error(f"unrecognized arguments: {' '.join(extra)}")
+            chosen = self._chosen(parsed)
+            chosen.error(f"unrecognized arguments: {' '.join(extra)}{chosen._dashed(extra)}")
         return parsed
+
+    def _dashed(self, extra: list[str]) -> str:
+        """The hint for options spelled with underscores (``--invalid_rows``, a config
+        key's spelling) that this parser takes with dashes: ``(options are spelled with
+        dashes: --invalid-rows)``; else nothing."""
+        known = {s for a in self._actions for s in a.option_strings}
+        meant = [dashed for token in extra if token.startswith("--")
+                 and (dashed := token.split("=", 1)[0].replace("_", "-")) in known]
+        return f" (options are spelled with dashes: {', '.join(meant)})" if meant else ""
 
     def _chosen(self, parsed: argparse.Namespace) -> _Parser:
         """The innermost subcommand's parser that ``parsed`` went through."""

@@ -57,13 +57,18 @@ def check_no_empty_group(values: Sequence[str], where: str) -> None:
 
 def read_groups_file(path: str) -> list[str]:
     """The group values of a file: one per line, surrounding blanks stripped, blank lines
-    skipped (UTF-8)."""
+    skipped (UTF-8; a byte-order mark at its start — what Excel's and Notepad's "UTF-8"
+    files begin with — is not part of the first value, which would otherwise match no
+    row and be released, and charged, as a group without rows)."""
     p = Path(path)
     if not p.is_file():
         raise ParameterError(f"groups file {path!r} does not exist or is not a file")
     try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = p.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        raise ParameterError(f"cannot read groups file {path!r}: it is not UTF-8 text; "
+                             "save it as UTF-8, one group value per line") from None
+    except OSError as exc:
         raise ParameterError(f"cannot read groups file {path!r}: {type(exc).__name__}"
                              ) from None
     return [line.strip() for line in text.splitlines() if line.strip()]
@@ -110,7 +115,8 @@ def public_groups(group_by: str | None, groups: str | Sequence[Any] | None,
         raise ParameterError(f"the list of group values ({where}) is empty")
     check_no_empty_group(values, where)
     if (i := repeat_at(values)) is not None:
-        raise ParameterError(f"group value {values[i]!r} is listed twice")
+        raise ParameterError(f"group value {values[i]!r} is listed twice ({where}): "
+                             "list each value once")
     return values
 
 

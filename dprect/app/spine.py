@@ -214,17 +214,22 @@ def open_run(report: Reporter, sinks: Sequence[Sink], inputs: Sequence[tuple[str
 def release_or_replay(report: Reporter, ledger: LedgerSettings | None, run_id: str,
                       to_sinks: Callable[[dict[str, Any]], None],
                       fresh: Callable[[], Outcome], *,
-                      guarantee: Guarantee | None = None) -> Outcome:
+                      guarantee: Guarantee | None = None,
+                      features: Sequence[str] | None = None,
+                      foreign: Callable[[dict[str, Any]], str | None] | None = None
+                      ) -> Outcome:
     """The end every run shares: a run id the ledger released before is replayed (its
     recorded result published again through ``to_sinks``; the input never read, nothing
     spent), otherwise ``fresh()`` reads, reserves, computes and releases; then one line
     saying which happened. With ``guarantee`` (the plan's) a run the dataset's cap cannot
     charge — in its relation, or as a new charge on the spend so far — is refused first,
-    before any read or reservation (the reservation checks again).
+    before any read or reservation (the reservation checks again), and so is a released
+    run id whose recorded charge or columns differ from this run's (``features``; one
+    ``foreign`` names another kind of run's is left to ``to_sinks`` to refuse as such).
     A ledger run's id is printed once the ledger has been read (a missing or damaged
     ledger, or that refusal, ends a run that never started: it has no id to retry) and
     before anything else, so a run that dies later can be retried under it."""
-    previous = released_result(ledger, guarantee)
+    previous = released_result(ledger, guarantee, features, foreign)
     if ledger is not None:
         report.say(f"run id {run_id} (dataset {ledger.dataset!r}, ledger {ledger.path})")
     if ledger is not None and previous is not None:
@@ -293,7 +298,8 @@ def run_release(product: Product, route: Any, report: Reporter | None = None) ->
 
     with beat if beat is not None else nullcontext():
         return release_or_replay(report, ledger, run_id, to_sinks, fresh,
-                                 guarantee=charge.guarantee)
+                                 guarantee=charge.guarantee, features=charge.features,
+                                 foreign=product.foreign)
 
 
 __all__ = ["Prepared", "Product", "Reporter", "RunSettings", "Summary", "failure_line",

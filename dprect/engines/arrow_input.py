@@ -13,7 +13,13 @@ import pyarrow.compute as pc
 
 from dprect.core.errors import InputDataError
 from dprect.engines.file_schemas import check_folder
-from dprect.engines.input_errors import column_names, csv_without_rows, reading
+from dprect.engines.input_errors import (
+    EXPECTED,
+    column_names,
+    csv_without_rows,
+    not_numeric,
+    reading,
+)
 
 FORMATS = ("parquet", "csv")
 
@@ -37,7 +43,12 @@ def read_table(path: str | os.PathLike[str], columns: list[str], fmt: str | None
     fmt = fmt or detect_format(p)
     if fmt not in FORMATS:
         raise InputDataError(f"unknown input format {fmt!r}; use one of {FORMATS}")
-    with reading(path, fmt, (pa.ArrowException, OSError, ValueError), columns=columns):
+    # a single file read as Parquet by default (its name does not end in .csv) may be a
+    # CSV file under another name: the refusal says how to read it as one
+    said = (f"{EXPECTED['parquet']}; a CSV file needs --format csv"
+            if fmt == "parquet" and not p.is_dir() else None)
+    with reading(path, fmt, (pa.ArrowException, OSError, ValueError), columns=columns,
+                 problem=lambda _exc: said):
         if fmt == "csv":
             import pyarrow.csv as pcsv
 
@@ -91,7 +102,7 @@ def numeric_column(table: pa.Table, name: str, *, nulls_as_nan: bool = False) ->
         return np.full(len(col), np.nan)
     if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)
             or pa.types.is_decimal(col.type) or pa.types.is_boolean(col.type)):
-        raise InputDataError(f"column {name!r} must be numeric, but its type is {col.type}")
+        raise not_numeric(name, str(col.type))
     if col.null_count and not nulls_as_nan:
         raise InputDataError(f"column {name!r} has null values")
     # safe=False: an integer beyond ±2^53 is rounded to the nearest double (as Spark's

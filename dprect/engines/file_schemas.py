@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from dprect.core.errors import InputDataError
-from dprect.engines.input_errors import reading
+from dprect.engines.input_errors import EXPECTED, reading
 
 #: one file's schema: its path relative to the folder and, per column, its type's text
 FileSchema = tuple[str, Mapping[str, str]]
@@ -60,14 +60,31 @@ def type_text(data_type: Any) -> str:
     return str(t)
 
 
-def parquet_schema(file: Path) -> dict[str, str]:
-    """A Parquet file's columns and their types, from its footer only."""
+#: what to do about a file of a Parquet folder that is not Parquet (:func:`folder_schemas`)
+NOT_IN_FOLDER = ("every data file of a Parquet folder must be Parquet: move this one out "
+                 "of the folder, or start its name with _ or . (such files are skipped)")
+
+
+def parquet_schema(file: Path, fix: str | None = None) -> dict[str, str]:
+    """A Parquet file's columns and their types, from its footer only; a file that is not
+    Parquet (or is damaged) is refused naming it, then ``fix`` when given."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    with reading(file, "parquet", (pa.ArrowException, OSError, ValueError)):
+    said = None if fix is None else f"{EXPECTED['parquet']}; {fix}"
+    with reading(file, "parquet", (pa.ArrowException, OSError, ValueError),
+                 problem=lambda _exc: said):
         schema = pq.read_schema(file)
     return {f.name: type_text(f.type) for f in schema}
+
+
+def _folder_parquet_schema(file: Path) -> dict[str, str]:
+    """:func:`parquet_schema` of a file of a Parquet folder: a file that is not Parquet —
+    a README, a CSV file beside the Parquet ones — is refused saying what to do with it
+    (a folder of CSV files: ``--format csv`` on the Spark engine)."""
+    csv = file.name.lower().endswith((".csv", ".csv.gz"))
+    return parquet_schema(file, f"{NOT_IN_FOLDER}; a folder of CSV files needs --format "
+                                "csv (on the Spark engine)" if csv else NOT_IN_FOLDER)
 
 
 def csv_header(file: Path) -> dict[str, str]:
@@ -85,7 +102,7 @@ def csv_header(file: Path) -> dict[str, str]:
 def folder_schemas(folder: Path, fmt: str) -> list[FileSchema]:
     """The schema of every data file of ``folder`` (:func:`data_files`) read as ``fmt``
     (``parquet``: footers; ``csv``: header rows)."""
-    read = parquet_schema if fmt == "parquet" else csv_header
+    read = _folder_parquet_schema if fmt == "parquet" else csv_header
     return [(f.relative_to(folder).as_posix(), read(f)) for f in data_files(folder)]
 
 
@@ -127,10 +144,18 @@ def check_folder(path: str | os.PathLike[str], local: Path, fmt: str,
                  columns: Sequence[str]) -> None:
     """:func:`check_agreement` for the input ``path`` when it is a local folder of
     ``fmt`` (``parquet`` or ``csv``) files (``local`` its place on this machine); a single
-    file, or another format, is left alone."""
+    file, or another format, is left alone. A folder with no data file is refused as
+    such (a wrong path, or a table not written yet), on both engines alike: pyarrow read
+    it as a table without columns, Spark as a schema it cannot infer."""
     if fmt in ("parquet", "csv") and local.is_dir():
-        check_agreement(os.fspath(path), folder_schemas(local, fmt), columns)
+        schemas = folder_schemas(local, fmt)
+        if not schemas:
+            raise InputDataError(
+                f"input {os.fspath(path)!r} is a folder with no data files (files whose "
+                "names start with _ or . are skipped): give the table's file or the "
+                "folder that holds its files")
+        check_agreement(os.fspath(path), schemas, columns)
 
 
-__all__ = ["FileSchema", "check_agreement", "check_folder", "check_readable", "csv_header",
-           "data_files", "folder_schemas", "parquet_schema", "type_text"]
+__all__ = ["NOT_IN_FOLDER", "FileSchema", "check_agreement", "check_folder", "check_readable",
+           "csv_header", "data_files", "folder_schemas", "parquet_schema", "type_text"]

@@ -71,6 +71,15 @@ def column_names(names: Sequence[str]) -> str:
     return text or "no columns"
 
 
+def not_numeric(name: str, type_text: str) -> InputDataError:
+    """A feature or a column to aggregate whose type is not numeric, on either engine:
+    names the column and its type (schema only) and what such a column can be instead."""
+    return InputDataError(
+        f"column {name!r} must be numeric, but its type is {type_text}: features and "
+        "columns to aggregate take numbers (a text column can be the label or the group "
+        "column; a CSV column is text when any of its cells is not a number)")
+
+
 def csv_without_rows(path: str | os.PathLike[str], names: Sequence[str]) -> InputDataError:
     """A CSV file with a header and no rows (its columns have no type: CSV types are
     inferred from the rows), on either engine."""
@@ -100,5 +109,5 @@ def reading(path: str | os.PathLike[str], fmt: str,
 
 
 __all__ = ["EXPECTED", "NAME_CHARS", "SHOWN_COLUMNS", "WITHHELD", "column_names",
-           "csv_without_rows", "input_error",
+           "csv_without_rows", "input_error", "not_numeric",
            "reading"]

@@ -155,7 +155,7 @@ def check_output_path(path: str | os.PathLike[str], what: str, *, folder: bool =
     target = Path(path)
     shown = str(path)
     if not shown.strip():
-        raise ParameterError(f"{what} is an empty path")
+        raise ParameterError(f"{what} is an empty path; give the path to write to")
     try:
         home, missing = _missing_folders(target, folder, what, shown)
     except OSError as exc:  # e.g. a name too long to look up

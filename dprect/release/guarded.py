@@ -36,9 +36,10 @@ the result's own guarantee must equal it. Nothing here knows a product: a releas
 from __future__ import annotations
 
 import contextlib
+import math
 import signal
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -100,10 +101,32 @@ class Outcome:
     replayed: bool  # True: the run id had been released before; nothing was computed
 
 
-def released_result(settings: LedgerSettings | None, guarantee: Guarantee | None = None
+def _other_release(record: Any, guarantee: Guarantee, features: Sequence[str] | None
+                   ) -> str | None:
+    """What differs between the released ``record`` of a run id and this run — its
+    (ε, δ), neighbouring relation and columns, all public parameters — else None."""
+    said = []
+    if not (math.isclose(record.epsilon, guarantee.epsilon, rel_tol=1e-9)
+            and math.isclose(record.delta, guarantee.delta, rel_tol=1e-9, abs_tol=0.0)
+            and record.neighbouring == guarantee.neighbouring):
+        said.append(f"(epsilon, delta) ({record.epsilon:g}, {record.delta:g}) "
+                    f"{record.neighbouring}, this run ({guarantee.epsilon:g}, "
+                    f"{guarantee.delta:g}) {guarantee.neighbouring}")
+    if features is not None and list(record.features) != list(features):
+        said.append(f"columns {', '.join(record.features)}, this run {', '.join(features)}")
+    return "; ".join(said) or None
+
+
+def released_result(settings: LedgerSettings | None, guarantee: Guarantee | None = None,
+                    features: Sequence[str] | None = None,
+                    foreign: Callable[[dict[str, Any]], str | None] | None = None
                     ) -> dict[str, Any] | None:
     """The recorded result of an already released run id (None otherwise): lets a job
-    re-publish a finished run without reading its input again. Otherwise, with
+    re-publish a finished run without reading its input again — the same run: with
+    ``guarantee`` (the plan's) and ``features`` (its columns), a released run id whose
+    charge or columns differ is refused (its result is not this run's) — unless
+    ``foreign`` names it another kind of run's, which the caller refuses as such when it
+    publishes it. Otherwise, with
     ``guarantee`` (the plan's), a run the dataset's cap cannot charge is refused here, at
     plan time, before any read or reservation: one whose relation the cap cannot charge
     (:meth:`Ledger.check_relation`) and, for a new charge (not the retry of a run id
@@ -115,6 +138,14 @@ def released_result(settings: LedgerSettings | None, guarantee: Guarantee | None
     ledger = Ledger(settings.path)
     record = ledger.run(settings.dataset, settings.run_id)
     if record is not None and record.status == "released":
+        kind = None if foreign is None or record.result is None else foreign(record.result)
+        other = (None if guarantee is None or kind is not None
+                 else _other_release(record, guarantee, features))
+        if other is not None:
+            raise ParameterError(
+                f"run id {settings.run_id} was released with other parameters ({other}); "
+                "use a new run id, or the released run's parameters to publish its "
+                "result again")
         return record.result
     if guarantee is not None and (record is None or record.status == "cancelled"):
         ledger.check_charge(settings.dataset, epsilon=guarantee.epsilon,

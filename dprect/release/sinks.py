@@ -416,6 +416,11 @@ def _nesting(output: _Place, other: _Place) -> str | None:
     return None
 
 
+#: what an empty path's refusal asks for, by the role of the path
+_GIVE = {"output": "give the path to write to", "input": "give the table's file or folder",
+        "ledger": "give the ledger's folder (made once by `dprect budget init`)"}
+
+
 def check_distinct(outputs: Sequence[tuple[str, str]],
                    inputs: Sequence[tuple[str, str | None]] = (),
                    ledger: tuple[str, str | None] | None = None) -> None:
@@ -423,12 +428,18 @@ def check_distinct(outputs: Sequence[tuple[str, str]],
     the message names the first pair (``--output and --ledger are the same path``) — and
     an output that lies inside, or contains, the ledger's folder, another output, or an
     input's extent: a folder input, or the folder table (a Delta table, a Parquet folder
-    Spark wrote) a file input belongs to; a glob's folder. Paths are compared made
-    absolute, symlinks resolved where they exist; an output file beside a single input
-    file is fine. Public: paths and the folders' table marks only, never a row."""
+    Spark wrote) a file input belongs to; a glob's folder. An empty (or blank) path is
+    refused first, naming its option: it would be the current folder. Paths are compared
+    made absolute, symlinks resolved where they exist; an output file beside a single
+    input file is fine. Public: paths and the folders' table marks only, never a row."""
     named = [*((name, path, "output") for name, path in outputs),
              *((name, path, "input") for name, path in inputs),
              *([] if ledger is None else [(*ledger, "ledger")])]
+    for name, path, role in named:
+        if path is not None and not os.fspath(path).strip():
+            # an empty path is the current folder to the operating system: read as a
+            # Parquet folder, or as the folder every other output lies inside
+            raise ParameterError(f"{name} is an empty path; {_GIVE[role]}")
     seen: dict[str, str] = {}
     places = []
     for name, path, role in named:

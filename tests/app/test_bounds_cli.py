@@ -265,6 +265,42 @@ def test_fit_refuses_a_bounds_run_id(data: Path, tmp_path: Path,
     assert Ledger(ledger).status("ds").spent.epsilon == spent
 
 
+@pytest.mark.parametrize(("change", "words"), [
+    (["--columns", "x,y"], "columns x, y, k, this run x, y"),
+    (["--epsilon", "2"], "(epsilon, delta) (4, 0) add-remove, this run (2, 0) add-remove"),
+    (["--neighbouring", "replace-one"], "(epsilon, delta) (4, 0) add-remove, this run (4, 0) "
+                                        "replace-one")])
+def test_a_released_run_id_asked_again_with_other_parameters_is_refused(
+        data: Path, tmp_path: Path, change: list[str], words: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A run id is an idempotency key for ONE run: asked again with other columns or
+    another budget it was published as before — the first run's bounds, exit 0, under
+    the new run's output name. Now one line naming what differs, exit 2, nothing written
+    or spent; the same parameters still publish the recorded result again."""
+    ledger = tmp_path / "ledger"
+    assert run(["budget", "init", "--ledger", str(ledger)], capsys)[0] == 0
+    same = ["--ledger", str(ledger), "--dataset", "ds", "--run-id", "r1"]
+    assert run(bounds_argv(data, tmp_path, *same), capsys)[0] == 0
+    spent = Ledger(ledger).status("ds").spent.epsilon
+    argv = bounds_argv(data, tmp_path, *same, output="other.json")
+    option, value = change
+    if option in argv:
+        argv[argv.index(option) + 1] = value
+    else:
+        argv += change
+    code, out, err = run(argv, capsys)
+    lines = messages(err)
+    assert code == 2 and len(lines) == 1, (code, out, err)
+    assert lines[0] == (f"dprect: error: run id r1 was released with other parameters "
+                        f"({words}); use a new run id, or the released run's parameters "
+                        "to publish its result again")
+    assert not (tmp_path / "other.json").exists()
+    assert Ledger(ledger).status("ds").spent.epsilon == spent
+    code, out, err = run(bounds_argv(data, tmp_path, *same, output="again.json"), capsys)
+    assert code == 0 and "released before" in out, err
+    assert (tmp_path / "again.json").read_bytes() == (tmp_path / "bounds.json").read_bytes()
+
+
 def test_cap_exceeded_spends_and_writes_nothing(data: Path, tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     ledger = tmp_path / "ledger"
@@ -359,6 +395,34 @@ def test_groups_file_gives_the_flag_result(data: Path, tmp_path: Path,
     assert run(bounds_argv(data, tmp_path, "--group-by", "g", "--groups", "a,b",
                            output="flag.json"), capsys)[0] == 0
     assert (tmp_path / "file.json").read_text() == (tmp_path / "flag.json").read_text()
+
+
+def test_a_groups_file_saved_by_windows_tools_gives_the_flag_result(
+        data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Excel's and Notepad's "UTF-8" files start with a byte-order mark and end lines with
+    # CRLF: the mark was read as part of the first value ('\ufeffa'), a group of no rows,
+    # released and charged instead of group a
+    (tmp_path / "groups.txt").write_bytes(b"\xef\xbb\xbfa\r\nb\r\n")
+    assert run(bounds_argv(data, tmp_path, "--group-by", "g", "--groups-file",
+                           str(tmp_path / "groups.txt"), output="file.json"), capsys)[0] == 0
+    assert run(bounds_argv(data, tmp_path, "--group-by", "g", "--groups", "a,b",
+                           output="flag.json"), capsys)[0] == 0
+    assert (tmp_path / "file.json").read_text() == (tmp_path / "flag.json").read_text()
+
+
+def test_a_groups_file_that_is_not_utf8_or_repeats_a_value_says_what_to_do(
+        data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    groups = tmp_path / "groups.txt"
+    for body, words in [(b"a\nb\xe9\n", "it is not UTF-8 text; save it as UTF-8, one group "
+                                        "value per line"),
+                        (b"a\nb\n\na\n", f"group value 'a' is listed twice (groups file "
+                                         f"{str(groups)!r}): list each value once")]:
+        groups.write_bytes(body)
+        code, _, err = run(bounds_argv(data, tmp_path, "--group-by", "g", "--groups-file",
+                                       str(groups)), capsys)
+        lines = messages(err)
+        assert code == 2 and len(lines) == 1 and words in lines[0], err
+        assert not (tmp_path / "bounds.json").exists()
 
 
 def test_numeric_group_column_reads_listed_text(data: Path, tmp_path: Path,

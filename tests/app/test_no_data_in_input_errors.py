@@ -116,3 +116,59 @@ def test_a_csv_folder_is_refused_by_the_numpy_engine(tmp_path: Path, capsys) -> 
     (folder / "a.csv").write_text("x,y\n1.0,1\n")
     line = _one_line(*_fit(folder, tmp_path, capsys)[::2])
     assert "is a folder" in line and "Spark engine" in line
+
+
+def _parquet_folder(tmp: Path, extra: str, text: str) -> Path:
+    folder = tmp / "pq"
+    folder.mkdir()
+    pq.write_table(pa.table({"x": [1.0, 2.0], "y": [1, 0]}), folder / "part-0.parquet")
+    (folder / extra).write_text(text)
+    return folder
+
+
+def test_a_stray_file_in_a_parquet_folder_is_refused_saying_what_to_do(
+        tmp_path: Path, capsys) -> None:
+    # a README beside the part files: named, and the fix given (move it, or an _ name)
+    folder = _parquet_folder(tmp_path, "README.txt", f"notes {SENTINEL}\n")
+    line = _one_line(*_fit(folder, tmp_path, capsys)[::2])
+    assert f"cannot read {str(folder / 'README.txt')!r} as parquet" in line
+    assert "move this one out of the folder, or start its name with _ or ." in line
+    assert SENTINEL not in line and not (tmp_path / "r.json").exists()
+    # a CSV file among them: also how a folder of CSV files is read
+    (folder / "README.txt").rename(folder / "_README.txt")  # now skipped
+    (folder / "more.csv").write_text("x,y\n3.0,1\n")
+    line = _one_line(*_fit(folder, tmp_path, capsys)[::2])
+    assert "more.csv' as parquet" in line and "needs --format csv" in line
+    (folder / "more.csv").unlink()
+    assert _fit(folder, tmp_path, capsys)[0] == 0  # _README.txt is skipped
+
+
+def test_a_folder_without_data_files_is_refused_as_such(tmp_path: Path, capsys) -> None:
+    # before: "has no column(s) 'x', 'y'; it has no columns" — true, but no help
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    (folder / "_SUCCESS").write_text("")
+    line = _one_line(*_fit(folder, tmp_path, capsys)[::2])
+    assert line == (f"dprect: error: input {str(folder)!r} is a folder with no data files "
+                    "(files whose names start with _ or . are skipped): give the table's "
+                    "file or the folder that holds its files")
+
+
+def test_a_csv_file_under_another_name_is_refused_naming_the_format_option(
+        tmp_path: Path, capsys) -> None:
+    path = tmp_path / "export.txt"
+    path.write_text("x,y\n1.0,1\n2.0,0\n")
+    line = _one_line(*_fit(path, tmp_path, capsys)[::2])
+    assert "as parquet" in line and "a CSV file needs --format csv" in line
+    assert _fit(path, tmp_path, capsys, "--format", "csv")[0] == 0
+
+
+def test_a_text_feature_is_refused_saying_what_a_text_column_can_be(
+        tmp_path: Path, capsys) -> None:
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"x": [SENTINEL, "b"], "y": [1, 0]}), path)
+    line = _one_line(*_fit(path, tmp_path, capsys)[::2])
+    assert line == ("dprect: error: column 'x' must be numeric, but its type is string: "
+                    "features and columns to aggregate take numbers (a text column can be "
+                    "the label or the group column; a CSV column is text when any of its "
+                    "cells is not a number)")

@@ -200,3 +200,24 @@ def test_an_unrecognized_argument_points_at_its_commands_help(argv: list[str],
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"{command}: error: unrecognized arguments: --bogus")
     assert err.endswith(f"(see {command} --help)")
+
+
+@pytest.mark.parametrize(("argv", "meant"), [
+    (["fit", "--input", "t.csv", "--features", "a", "--label", "y", "--epsilon", "1",
+      "--delta", "0", "--output", "o.json", "--invalid_rows", "error", "--positive_label=2"],
+     "--invalid-rows, --positive-label"),
+    (["describe", *_TABLE, "--plan_only"], "--plan-only"),
+    (["budget", "set-cap", "d", "--ledger", "l", "--epsilon", "1", "--delta", "0",
+      "--cap_epsilon", "2"], None)])
+def test_an_option_spelled_with_underscores_is_named_with_its_dashes(
+        argv: list[str], meant: str | None, capsys) -> None:
+    """A config key's spelling on the command line (``--invalid_rows``) is refused as
+    before, and the line names the flag meant when the command takes it with dashes
+    (budget set-cap has no --cap-epsilon: no hint)."""
+    with pytest.raises(SystemExit) as stop:
+        build_parser().parse_args(argv)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert "unrecognized arguments: --" in err and "\n" not in err
+    hint = f"(options are spelled with dashes: {meant}) (see dprect "
+    assert (hint in err) if meant else ("spelled with dashes" not in err), err

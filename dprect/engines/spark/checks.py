@@ -41,7 +41,7 @@ from pyspark.sql import types as T  # noqa: N812
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.labels import check_label_value, resolve_positive_label
 from dprect.core.request import InvalidRows
-from dprect.engines.input_errors import column_names
+from dprect.engines.input_errors import column_names, not_numeric
 from dprect.engines.spark.prefetch import LabelCount
 from dprect.engines.spark.source import SPARK_ERRORS, spark_message
 from dprect.engines.spark.sql import all_of, any_of, as_double, finite, ident, literal, seen
@@ -119,8 +119,7 @@ class TableChecks:
                 f"it has {column_names(list(types))}")
         for c in names:
             if not isinstance(types[c], _NUMERIC):
-                raise InputDataError(
-                    f"column {c!r} must be numeric, but its type is {types[c].simpleString()}")
+                raise not_numeric(c, types[c].simpleString())
         kind = label_kind(types[label], label)
         self.positive_label = resolve_positive_label(
             positive_label, kind, label, integral=isinstance(types[label], T.IntegralType))

@@ -94,7 +94,7 @@ from dprect.core.statistic import (
 )
 from dprect.engines import row_kernels
 from dprect.engines.bounds_input import resolve_groups
-from dprect.engines.input_errors import column_names
+from dprect.engines.input_errors import column_names, not_numeric
 from dprect.engines.row_kernels import table_groups
 from dprect.engines.spark import by_value  # noqa: F401  (registers the core's modules)
 from dprect.engines.spark.block_ranges import BlockRanges
@@ -1257,8 +1257,7 @@ def check_schema(df: DataFrame, columns: Sequence[str], group_by: str | None) ->
                              f"it has {column_names(list(types))}")
     for c in columns:
         if not isinstance(types[c], _NUMERIC):
-            raise InputDataError(f"column {c!r} must be numeric, but its type is "
-                                 f"{types[c].simpleString()}")
+            raise not_numeric(c, types[c].simpleString())
     return None if group_by is None else label_kind(types[group_by], group_by, "group")
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from dprect.core.errors import ParameterError
 from dprect.core.extras import require
 from dprect.release.ledger.chain import forget_hashes, linked
 from dprect.release.ledger.errors import (
@@ -100,6 +101,9 @@ class LedgerLog:
     (:class:`dprect.release.ledger.Ledger` is the whole ledger): open, verify, history."""
 
     def __init__(self, path: str | Path) -> None:
+        if not str(path).strip():  # the current folder: refused before it is looked at
+            raise ParameterError("the budget ledger's path is empty; give the ledger's "
+                                 "folder (made once by `dprect budget init --ledger PATH`)")
         require("delta", "the budget ledger")
         self.path = str(path)
         self._checkpoint_row: dict[str, Any] | None = None  # the last one written
