@@ -23,8 +23,6 @@ JOBS = ROOT.parent / "jobs"
 
 #: (module, function) -> why the caught exception's text holds no data
 VOUCHED = {
-    ("app/cli.py", "_main"): "DprectError (dprect's own text); an OSError is told by "
-                             "failures.os_error_text (errno and path)",
     ("app/api.py", "positive_mask"): "ParameterError: dprect's own text (label, column type)",
     ("app/classifier.py", "_read"): "InputDataError: dprect's own text (X's shape)",
     ("engines/spark/cli.py", "cli_session"): "ValueError: the master or remote URL given",
