@@ -10,6 +10,8 @@ synthetic or public data only, and it says so loudly on every run and in its out
 
 Keys not set in ``evaluate`` fall back to ``fit``'s (input, format, where, version,
 timestamp, label, result = fit.output, truth), so one config file serves both jobs.
+An ``output`` at the path of the result or the sidecar, or inside the input's folder, is
+refused before anything is read (it would overwrite what the job reads).
 Membership uses the result's grid semantics (:meth:`FitResult.contains`), as a Spark
 column expression — the table is scanned once and never collected.
 """
@@ -40,7 +42,7 @@ from dprect.core.request import FitRequest
 from dprect.core.result import FitResult
 from dprect.engines.spark.checks import label_equals, label_kind
 from dprect.release.files import write_atomic
-from dprect.release.sinks import read_truth
+from dprect.release.sinks import check_distinct, read_truth
 
 PROG = "evaluate_rectangle"
 SECTION = "evaluate"
@@ -80,6 +82,21 @@ def settings(doc: dict[str, Any]) -> dict[str, Any]:
         cfg["positive_label"] = FitRequest.positive_label  # the fit's default
     check_label_value(cfg["positive_label"])
     return cfg
+
+
+def check_apart(doc: dict[str, Any], cfg: dict[str, Any]) -> None:
+    """Refuse, before anything is read, an evaluation output at the path of what the job
+    reads (the result JSON, the truth sidecar: it would overwrite them) or inside the
+    input's folder (table) — :func:`~dprect.release.sinks.check_distinct`, the fit's own
+    check. A key taken from ``fit`` is named as ``fit`` spells it."""
+    given = doc.get(SECTION) or {}
+
+    def name(key: str) -> str:
+        return f"{SECTION}.{key}" if given.get(key) is not None else f"fit.{_FROM_FIT[key]}"
+
+    if cfg["output"] is not None:
+        check_distinct([(f"{SECTION}.output", cfg["output"])],
+                       [(name(key), cfg[key]) for key in ("input", "result", "truth")])
 
 
 def load_result(path: str) -> FitResult:
@@ -170,6 +187,7 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
         from dprect.engines.spark.source import read_source
 
         cfg = settings(doc)
+        check_apart(doc, cfg)
         result = load_result(cfg["result"])
         truth = read_truth(cfg["truth"], result.features)
         print(f"[{PROG}] NON-PRIVATE: this job prints exact counts (synthetic or public "

@@ -14,6 +14,7 @@ part), or a Delta table (the same files, committed with delta-rs: no Delta jars 
 The data appears at ``output`` only when complete (written beside it, then renamed). The
 sidecar JSON ``truth`` (default ``<output>.truth.json``) records the true rectangle, the
 span and the counts; this is synthetic data, so it may say how many positives it holds.
+A sidecar at ``output``'s path or inside its folder is refused before Spark starts.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from dprect.app.jobs_support import (
     step,
 )
 from dprect.release.files import write_atomic
+from dprect.release.sinks import check_distinct
 
 PROG = "generate_synthetic"
 SECTION = "generate"
@@ -98,9 +100,17 @@ def synthetic_frame(spark: SparkSession, *, rows: int, dims: int, positive_rate:
             .select(*cols, positive.cast("int").alias(LABEL), part))
 
 
+def truth_path(cfg: dict[str, Any]) -> Path:
+    """Where the sidecar goes: ``truth``, by default ``<output>.truth.json``."""
+    return Path(cfg["truth"] or f"{cfg['output']}.truth.json")
+
+
 def _check(cfg: dict[str, Any]) -> None:
     if not cfg["output"]:
         raise ConfigError("generate.output is required (where to write the data)")
+    # the sidecar apart from the data: at its path, or inside its folder (read as data)
+    check_distinct([("generate.output", cfg["output"]),
+                    ("generate.truth", str(truth_path(cfg)))])
     if cfg["format"] not in ("parquet", "delta"):
         raise ConfigError(f"generate.format must be parquet or delta, got {cfg['format']!r}")
     if cfg["rows"] < 1 or cfg["features"] < 1 or cfg["parts"] < 1:
@@ -144,7 +154,7 @@ def generate(cfg: dict[str, Any], spark: SparkSession) -> dict[str, Any]:
     else:
         true_lower, true_upper = cfg["true_lower"], cfg["true_upper"]
     out = Path(cfg["output"])
-    truth_path = Path(cfg["truth"] or f"{out}.truth.json")
+    sidecar = truth_path(cfg)
     if out.exists() and not cfg["overwrite"]:
         raise ConfigError(f"{out} exists and generate.overwrite is false")
     tmp = out.with_name(f".{out.name}.tmp-{uuid.uuid4().hex[:8]}")
@@ -184,9 +194,9 @@ def generate(cfg: dict[str, Any], spark: SparkSession) -> dict[str, Any]:
         "true_lower": list(true_lower),
         "true_upper": list(true_upper),
     }
-    write_atomic(truth_path, json.dumps(truth, indent=2) + "\n")
+    write_atomic(sidecar, json.dumps(truth, indent=2) + "\n")
     step(PROG, f"done: {positives:,} positives of {cfg['rows']:,} rows; "
-               f"truth written to {truth_path}")
+               f"truth written to {sidecar}")
     return truth
 
 

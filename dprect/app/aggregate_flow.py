@@ -720,7 +720,10 @@ def run_aggregate_flow(settings: AggregateSettings, route: GroupedRoute,
     """One grouped-aggregate release end to end: :func:`~dprect.app.spine.run_release` of
     an :class:`AggregateProduct` (bad parameters, paths, schemas: refused before any
     reservation; so is a temporary folder the run's spool cannot be made in:
-    :func:`~dprect.release.row_spool.check_spool_folder`)."""
+    :func:`~dprect.release.row_spool.check_spool_folder`). A replay is checked too: it
+    makes no spool, but a Delta ``--table`` it publishes again is staged in that folder
+    (:class:`~dprect.release.aggregate_table.DeltaTableSink`), so a replay let through
+    would fail there and be told to re-run — into the same failure."""
     check_spool_folder()
     return run_release(AggregateProduct(settings), route, report)
 

@@ -57,7 +57,7 @@ from dprect.release.guarded import (
     replay,
 )
 from dprect.release.row_pass import RowPass
-from dprect.release.sinks import Release, Sink, check_distinct, publish
+from dprect.release.sinks import Release, Sink, check_distinct, publish, sink_inputs
 
 
 def silent(message: str) -> None:
@@ -185,15 +185,16 @@ class Product(Protocol):
 
 def open_run(report: Reporter, sinks: Sequence[Sink], inputs: Sequence[tuple[str, str | None]],
              ledger: LedgerSettings | None, seed: int | None, what: str) -> str:
-    """The public checks every run starts with, and its run id: no two outputs, inputs or
-    the ledger at one path, no output inside or around the input's folder (table), the
+    """The public checks every run starts with, and its run id: no two outputs, inputs (a
+    plot's truth sidecar among them: :func:`~dprect.release.sinks.sink_inputs`) or the
+    ledger at one path, no output inside or around the input's folder (table), the
     ledger or another output (:func:`~dprect.release.sinks.check_distinct`); every sink's
     location writable; with a ledger, the delta extra and the ledger's run id (printed by
     :func:`release_or_replay` once the ledger is read), else a new id; a warning when a
     seed is set (``what``: "this result is", "these bounds are")."""
     from dprect.release.results_table import new_run_id
 
-    check_distinct([(s.name, s.path) for s in sinks], inputs,
+    check_distinct([(s.name, s.path) for s in sinks], [*inputs, *sink_inputs(sinks)],
                    (report.name("ledger"), None if ledger is None else ledger.path))
     for sink in sinks:
         sink.check()

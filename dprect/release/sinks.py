@@ -39,7 +39,8 @@ identically, without spending; the Delta results table adds no second row for a 
 :func:`output_sinks` builds the sinks the command line and the fit job share;
 :func:`check_distinct` refuses two outputs (or an output and the input or the ledger) at
 one path, and an output inside or around the input's folder (or the folder table its file
-belongs to), the ledger's folder or another output.
+belongs to), the ledger's folder or another output; a file a sink reads — a plot's truth
+sidecar (:func:`sink_inputs`) — is one of the inputs.
 """
 
 from __future__ import annotations
@@ -547,6 +548,14 @@ def output_sinks(name: Callable[[str], str], *, output: str | None, plot: str | 
     return sinks
 
 
+def sink_inputs(sinks: Sequence[Sink]) -> list[tuple[str, str | None]]:
+    """The named files the sinks themselves read, for :func:`check_distinct` beside the
+    run's inputs: a plot's synthetic-data sidecar (``truth``), which an output at its
+    path would overwrite."""
+    return [(s.truth_name, s.truth) for s in sinks
+            if isinstance(s, PngSink) and s.truth is not None]
+
+
 def check_truth(path: str | os.PathLike[str], what: str) -> None:
     """Refuse, before anything is read, reserved or written, a sidecar ``path`` that is
     not a synthetic-data sidecar — a JSON object whose ``features``, ``true_lower`` and
@@ -591,4 +600,4 @@ def read_truth(path: str | os.PathLike[str] | None, features: Sequence[str]
 __all__ = ["LABEL", "Feed", "FileSink", "JsonSink", "NotPublishedError", "PngSink", "Release",
            "ResultsTableSink", "Sink", "Write", "around", "check_distinct", "check_png_path",
            "check_truth", "file_write", "fit_result", "label_entry", "output_sinks", "publish",
-           "read_truth"]
+           "read_truth", "sink_inputs"]

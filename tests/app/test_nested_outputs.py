@@ -9,6 +9,7 @@ Paths are compared resolved (a symlink into the ledger is inside it)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,7 @@ import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 import pytest
 from cli_run import messages, run
-from pin_data import cli_args, write_parquet
+from pin_data import FEATURES, cli_args, write_parquet
 
 from dprect.core.errors import ParameterError
 from dprect.engines.grouped import NumpyGroupedRoute
@@ -158,6 +159,26 @@ def test_a_fit_refuses_a_plot_inside_its_input_folder(
                             "--ledger", str(place / "ledger"), "--dataset", "ds"], capsys)
     assert f"--plot {str(plot)!r} lies inside --input {str(folder)!r}: outputs must lie " \
         "apart from the input's folder, the ledger and each other" in line
+
+
+@pytest.mark.parametrize("option,classes", [("--output", False), ("--plot", False),
+                                            ("--output", True)])
+def test_a_fit_refuses_an_output_at_its_truth_sidecar(
+        place: Path, capsys: pytest.CaptureFixture[str], option: str, classes: bool) -> None:
+    """The plot's ``--truth`` sidecar is read, so it is one of the run's inputs: an
+    output at its path (which would overwrite it) is refused, for one rectangle and for
+    one per class (the sidecar named ``.png`` so that ``--plot`` may point at it)."""
+    data = write_parquet(place)
+    truth = place / ("truth.png" if option == "--plot" else "truth.json")
+    truth.write_text(json.dumps({"features": FEATURES, "true_lower": [-10.0] * len(FEATURES),
+                                 "true_upper": [10.0] * len(FEATURES)}))
+    outputs = {"--output": str(place / "r.json"), "--plot": str(place / "r.png"),
+               option: str(truth)}
+    extra = ["--classes", "0,1"] if classes else []
+    line = _refused(place, [*cli_args(data, Path(outputs["--output"]), "--plot",
+                                      outputs["--plot"], "--truth", str(truth), *extra),
+                            "--ledger", str(place / "ledger"), "--dataset", "ds"], capsys)
+    assert f"{option} and --truth are the same path" in line
 
 
 def test_the_job_refuses_an_output_inside_its_input_folder(

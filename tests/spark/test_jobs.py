@@ -155,6 +155,75 @@ def test_generator_rejects_bad_settings(spark, tmp_path: Path,
     assert not (tmp_path / "x").exists()
 
 
+def _no_spark(monkeypatch: pytest.MonkeyPatch, module: object) -> None:
+    """The job may not start Spark: a refusal comes before its session."""
+    def started(*args: object, **kwargs: object) -> None:
+        raise AssertionError("Spark started")
+
+    monkeypatch.setattr(module, "spark_session", started)
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file()}
+
+
+@pytest.mark.parametrize("truth", ["data", "data/truth.json"])
+def test_generator_refuses_a_sidecar_at_or_inside_its_data(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        truth: str) -> None:
+    """The sidecar written over the data folder, or into it (where a reader of the Parquet
+    folder takes it for data), is refused in one line before Spark starts."""
+    _no_spark(monkeypatch, generate_synthetic)
+    out = tmp_path / "data"
+    code = generate_synthetic.main(["--set", f"output={out}", "--set", "rows=100",
+                                    "--set", f"truth={tmp_path / truth}"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == EXIT_BAD_INPUT and len(err) == 1, err
+    said = ("generate.output and generate.truth are the same path" if truth == "data" else
+            f"generate.output {str(out)!r} contains generate.truth {str(tmp_path / truth)!r}")
+    assert err[0].startswith("generate_synthetic: error: ") and said in err[0], err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("at", ["result", "truth", "inside input"])
+def test_evaluation_refuses_an_output_over_what_it_reads(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        at: str) -> None:
+    """``evaluate.output`` at the result JSON or the sidecar (overwritten after the scan
+    before), or inside the input's Parquet folder (a file read as data next time), is
+    refused in one line before Spark starts; nothing is written."""
+    from cli_run import run
+    from pin_data import FEATURES as PIN_FEATURES
+    from pin_data import cli_args, write_parquet
+
+    _no_spark(monkeypatch, evaluate_rectangle)
+    data = tmp_path / "data"
+    data.mkdir()
+    write_parquet(data)
+    result, truth = tmp_path / "result.json", tmp_path / "truth.json"
+    code, _, err = run(cli_args(data, result), capsys)
+    assert code == 0, err
+    truth.write_text(json.dumps({"features": PIN_FEATURES,
+                                 "true_lower": [-10.0] * len(PIN_FEATURES),
+                                 "true_upper": [10.0] * len(PIN_FEATURES)}))
+    output = {"result": result, "truth": truth, "inside input": data / "eval.json"}[at]
+    before = _files(tmp_path)
+    capsys.readouterr()
+    code = evaluate_rectangle.main(
+        ["--set", f"fit.input={data}", "--set", "fit.label=label",
+         "--set", f"fit.output={result}", "--set", f"evaluate.truth={truth}",
+         "--set", f"evaluate.output={output}"])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == EXIT_BAD_INPUT and len(lines) == 1, lines
+    said = {"result": "evaluate.output and fit.output are the same path",
+            "truth": "evaluate.output and evaluate.truth are the same path",
+            "inside input": f"evaluate.output {str(output)!r} lies inside fit.input "
+                            f"{str(data)!r}"}[at]
+    assert lines[0].startswith("evaluate_rectangle: error: ") and said in lines[0], lines
+    assert _files(tmp_path) == before
+
+
 # -- fit, outputs, evaluation -------------------------------------------------------------
 def fit_args(synthetic: dict, out: Path, *extra: str) -> list[str]:
     return ["--set", f"input={synthetic['data']}", "--set", "features=[f0, f1, f2]",
