@@ -26,7 +26,9 @@ as a BLAS dot product (``p @ m``): OpenBLAS splits a long dot product over its t
 released intervals — depended on how many BLAS threads the process had (one where
 ``OMP_NUM_THREADS=1`` was set before numpy loaded, as in Spark's workers; the cores
 elsewhere: docs/results.md §5.3b 'intervals without BLAS'), and the threads spun on each
-call.
+call. Where numba loads, the whole search of H runs compiled
+(:mod:`dprect.core.intervals_jit`: every miss made there by the same operations, the same
+exponentials and the same pairwise sum, so the same bits); without it, the numpy path.
 
 **Sum.** Released R = p·c + γ·S̃ (p the pivot), target V = p·n + T (T the exact centred
 clamped sum): for ñ > 0, R ± (s·H(|p|/s) + 3γ/2) at level α₁ = α·(1 − SPLIT); for ñ ≤ 0,
@@ -68,6 +70,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -191,13 +194,16 @@ def mixed_quantile(r: float, rate: float, alpha: float) -> float:
     within 10^-12 (relative) above the smallest such h (bisection on the exact tail)."""
     z, p, far = _count_law(rate, alpha)
     shifts = abs(r) * z
+    lo, hi = 0.0, crmath.log(2.0 / alpha) + abs(r) * (count_quantile(rate, alpha / 2) + 1)
+    kernel = _bisection_kernel()
+    if kernel is not None:  # the same search compiled, the same bits (module notes)
+        return _compiled_search(kernel, shifts, p, far, alpha, lo, hi)
 
     def miss(h: float) -> float:
         terms = _laplace_miss(h, shifts)
         terms *= p
         return float(terms.sum()) + far  # numpy's pairwise sum, not BLAS (module notes)
 
-    lo, hi = 0.0, crmath.log(2.0 / alpha) + abs(r) * (count_quantile(rate, alpha / 2) + 1)
     while miss(hi) > alpha:
         lo, hi = hi, 2.0 * hi
     for _ in range(_BISECTIONS):
@@ -209,6 +215,39 @@ def mixed_quantile(r: float, rate: float, alpha: float) -> float:
         if hi - lo <= 1e-12 * hi:
             break
     return hi
+
+
+@lru_cache(maxsize=1)
+def _bisection_kernel() -> Any:
+    """:func:`dprect.core.intervals_jit.bisect` (H's search compiled), or None where
+    numba does not load or has no cache location (the numpy path then)."""
+    try:
+        from dprect.core import intervals_jit
+    except ImportError:
+        return None
+    return intervals_jit.bisect
+
+
+def _compiled_search(kernel: Any, shifts: np.ndarray, p: np.ndarray, far: float,
+                     alpha: float, lo: float, hi: float) -> float:
+    """:func:`mixed_quantile`'s search by the compiled ``kernel`` from [lo, hi]; the
+    exponentials it leaves undecided made here by :func:`exp_array` (decimal), the search
+    resumed at the same h."""
+    from dprect.core.intervals_jit import HI, LO, RESUME, STATE
+
+    state = np.zeros(STATE)
+    state[LO], state[HI] = lo, hi
+    n2 = 2 * len(shifts)
+    args, e = np.empty(n2), np.empty(n2)
+    pending = np.empty(n2, dtype=np.int64)
+    tables = (*crmath._table(), crmath._POW2)
+    while True:
+        left = kernel(shifts, p, far, alpha, _BISECTIONS, state, args, e, pending, *tables)
+        if not left:
+            return float(state[HI])
+        idx = pending[:left]
+        e[idx] = exp_array(args[idx])
+        state[RESUME] = 1.0
 
 
 @lru_cache(maxsize=65536)
