@@ -17,7 +17,9 @@ command-line overrides ``--set KEY=VALUE`` in order:
   nothing, anything else a string.
 
 Each section is checked against the job's table of :class:`Option` s: an unknown key (a
-typo) or a value of the wrong type is an error naming the key, before Spark starts.
+typo) or a value of the wrong type is an error naming the key, before Spark starts. A
+key given twice in one mapping (a second ``epsilon:``, a second ``fit:`` section) is an
+error naming both lines: YAML itself would keep the last without a word.
 
 Exit codes (:func:`run_job`)
 ----------------------------
@@ -127,8 +129,9 @@ def load_config(path: str | os.PathLike[str] | None, overrides: Sequence[str] = 
                 *, section: str) -> dict[str, Any]:
     """The configuration document: the YAML file (if any) with ``overrides`` applied.
 
-    Raises :class:`ConfigError` for a missing or unreadable file, a document that is not
-    a mapping of sections, an unknown section or a malformed override.
+    Raises :class:`ConfigError` for a missing or unreadable file, a mapping that gives
+    one key twice (:func:`_load_yaml`), a document that is not a mapping of sections, an
+    unknown section or a malformed override.
     """
     doc: dict[str, Any] = {}
     if path is not None:
@@ -136,7 +139,13 @@ def load_config(path: str | os.PathLike[str] | None, overrides: Sequence[str] = 
         if not p.is_file():
             raise ConfigError(f"config file {str(path)!r} does not exist")
         try:
-            loaded = _yaml().safe_load(p.read_bytes())
+            loaded = _load_yaml(p.read_bytes())
+        except _KeyTwiceError as twice:
+            where = (f"line {twice.first}" if twice.first == twice.again
+                     else f"lines {twice.first} and {twice.again}")
+            raise ConfigError(f"config file {str(path)!r} gives one key twice ({where}): "
+                              "YAML would keep the last silently; give each key, and "
+                              "each section, once") from None
         except _yaml().YAMLError as exc:
             raise ConfigError(f"config file {str(path)!r} is not valid YAML"
                               f"{_yaml_where(exc)}") from None
@@ -155,6 +164,43 @@ def load_config(path: str | os.PathLike[str] | None, overrides: Sequence[str] = 
         if value is not None and not isinstance(value, dict):
             raise ConfigError(f"config section {name!r} must be a mapping, got {value!r}")
     return doc
+
+
+class _KeyTwiceError(Exception):
+    """A mapping of the config gives one key twice: the 1-based lines of both."""
+
+    def __init__(self, first: int, again: int) -> None:
+        super().__init__(first, again)
+        self.first, self.again = first, again
+
+
+def _load_yaml(data: bytes | str) -> Any:
+    """``yaml.safe_load`` that refuses a mapping giving one key twice (:class:`_KeyTwiceError`).
+
+    PyYAML keeps the last of two equal keys without a word, so a second ``epsilon:``
+    further down a section, or a second ``fit:`` section appended to a file, would
+    silently replace the first (every key of a replaced section lost). Keys merged in
+    with ``<<`` may be overridden, as YAML means them to be."""
+    yaml = _yaml()
+
+    class Loader(yaml.SafeLoader):  # type: ignore[name-defined]
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            if isinstance(node, yaml.MappingNode):
+                seen: dict[Any, int] = {}
+                for key_node, _ in node.value:
+                    if key_node.tag == "tag:yaml.org,2002:merge":
+                        continue
+                    key = self.construct_object(key_node, deep=True)
+                    line = key_node.start_mark.line
+                    try:
+                        if key in seen:
+                            raise _KeyTwiceError(seen[key] + 1, line + 1)
+                        seen[key] = line
+                    except TypeError:  # an unhashable key: PyYAML's own error follows
+                        continue
+            return super().construct_mapping(node, deep=deep)
+
+    return yaml.load(data, Loader=Loader)  # a SafeLoader
 
 
 def _yaml_where(exc: BaseException) -> str:
@@ -182,8 +228,8 @@ def apply_override(doc: dict[str, Any], item: str, *, section: str) -> None:
     if parts[:2] == ["spark", "conf"] and len(parts) > 3:
         parts = [*parts[:2], ".".join(parts[2:])]  # one Spark property, dots and all
     try:
-        value = _yaml().safe_load(text) if text.strip() else None
-    except _yaml().YAMLError:
+        value = _load_yaml(text) if text.strip() else None
+    except (_yaml().YAMLError, _KeyTwiceError):
         value = text
     node = doc
     for p in parts[:-1]:

@@ -80,6 +80,54 @@ def test_overrides_address_sections_and_parse_yaml_values() -> None:
         section_values({"fit": {"epsilon": "much"}}, "fit", fit_rectangle.OPTIONS)
 
 
+def _product_without_spark(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A product job (fit, aggregate, ...) may not open its session: a refusal comes
+    first."""
+    import _common
+
+    def started(*args: object, **kwargs: object) -> None:
+        raise AssertionError("Spark started")
+
+    monkeypatch.setattr(_common, "job_spark", started)
+
+
+@pytest.mark.parametrize("twice", ["key", "section"])
+def test_a_key_given_twice_in_a_config_is_refused_naming_both_lines(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        twice: str) -> None:
+    """PyYAML keeps the last of two equal keys silently: a second ``epsilon:`` would
+    charge and release at ε 8 in a file that reads ε 1 at the top, and a second ``fit:``
+    section would drop every key of the first. Either is refused in one line naming the
+    file and both lines, before Spark starts; nothing is written."""
+    _product_without_spark(monkeypatch)
+    out = tmp_path / "out"
+    fit = {"input": str(tmp_path / "data"), "features": ["f0"], "label": "label",
+           "grid": "0:1:16", "epsilon": 1.0, "delta": 1e-6,
+           "output": str(out / "result.json")}
+    text = yaml.safe_dump({"fit": fit}, sort_keys=False, default_flow_style=None)
+    if twice == "key":
+        text += "  epsilon: 8.0\n"
+        lines = f"lines {list(fit).index('epsilon') + 2} and {len(fit) + 2}"
+    else:
+        text += "fit:\n  epsilon: 8.0\n"
+        lines = f"lines 1 and {len(fit) + 2}"
+    cfg = tmp_path / "job.yaml"
+    cfg.write_text(text)
+    code = fit_rectangle.main(["--config", str(cfg)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == EXIT_BAD_INPUT and len(err) == 1, err
+    assert err[0] == (f"fit_rectangle: error: config file {str(cfg)!r} gives one key twice "
+                      f"({lines}): YAML would keep the last silently; give each key, and "
+                      "each section, once")
+    assert not out.exists()
+    # keys merged in with << may be overridden (YAML's meaning), and two sections may
+    # hold equal keys
+    cfg.write_text("fit:\n  <<: {epsilon: 1.0}\n  epsilon: 2.0\n  output: a.json\n"
+                   "evaluate:\n  output: b.json\n")
+    assert load_config(cfg, [], section="fit") == {
+        "fit": {"epsilon": 2.0, "output": "a.json"}, "evaluate": {"output": "b.json"}}
+
+
 def test_help_lists_every_key(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         fit_rectangle.main(["--help"])
