@@ -53,6 +53,7 @@ from dprect.app.failures import (
     EXIT_OK,
     EXIT_SPARK,
     describe_failure,
+    one_line,
     report_error,
     sigterm_interrupts,
 )
@@ -334,6 +335,31 @@ def job_text(text: str, section: str, schema: Schema) -> str:
     return _FLAG.sub(key, text)
 
 
+class _JobParser(argparse.ArgumentParser):
+    """argparse, as a job needs it: a mistake on the command line (an unknown option, a
+    stray word, ``--config`` without its file) is ONE line ``<job>: error: ... (see
+    <job> --help)`` where the job's other errors go (:func:`report_error`: under
+    spark-submit, spark-submit's own stderr, not the driver's stdout) and exit code 2,
+    never the usage dump. With ``allow_abbrev=False``: spark-submit's ``--conf
+    KEY=VALUE`` placed after the job's file is an unknown option, not ``--config``."""
+
+    def error(self, message: str) -> Any:
+        report_error(f"{self.prog}: error: {one_line(message)} (see {self.prog} --help)")
+        self.exit(EXIT_BAD_INPUT)
+
+
+class _OneConfig(argparse.Action):
+    """``--config FILE``, refused when given twice (argparse would keep the last file
+    silently and the first one's every key would be dropped)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        if getattr(namespace, self.dest, None) is not None:
+            parser.error("--config is given twice; give one file, and change single keys "
+                         "with --set KEY=VALUE")
+        setattr(namespace, self.dest, values)
+
+
 def build_parser(prog: str, description: str, section: str, schema: Schema
                  ) -> argparse.ArgumentParser:
     """The job's argument parser: ``--config``, repeatable ``--set``, and a help text
@@ -346,9 +372,10 @@ def build_parser(prog: str, description: str, section: str, schema: Schema
               f"without a section prefix means {section}.KEY):\n  " + "\n  ".join(lines)
               + "\n\nexit codes: 0 ok, 2 bad configuration or input, 3 Spark failed, "
                 "1 internal error, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM)")
-    parser = argparse.ArgumentParser(prog=prog, description=description, epilog=epilog,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--config", default=None, metavar="FILE",
+    parser = _JobParser(prog=prog, description=description, epilog=epilog,
+                        formatter_class=argparse.RawDescriptionHelpFormatter,
+                        allow_abbrev=False)
+    parser.add_argument("--config", default=None, metavar="FILE", action=_OneConfig,
                         help="YAML configuration (e.g. conf/local.yaml)")
     parser.add_argument("--set", dest="overrides", action="append", default=[],
                         metavar="KEY=VALUE", help="override one configuration key (repeatable)")

@@ -138,6 +138,30 @@ def test_help_lists_every_key(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--set KEY=VALUE" in text and "exit codes" in text
 
 
+@pytest.mark.parametrize("argv, said", [
+    (["conf/local.yaml"], "unrecognized arguments: conf/local.yaml"),
+    # spark-submit's --conf put after the job's file: not an abbreviation of --config
+    (["--conf", "spark.sql.shuffle.partitions=8"],
+     "unrecognized arguments: --conf spark.sql.shuffle.partitions=8"),
+    (["--config"], "argument --config: expected one argument"),
+    (["--config", "conf/local.yaml", "--config", "conf/docker.yaml"],
+     "--config is given twice; give one file, and change single keys with --set KEY=VALUE"),
+])
+def test_a_command_line_mistake_is_one_line_and_exit_2(
+        argv: list[str], said: str, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job's command line is refused as its config is: one line ``<job>: error: ...``
+    (no usage dump), exit code 2, before Spark starts — where the job reports its other
+    errors (report_error; under spark-submit the driver's stderr is its stdout). argparse
+    took ``--conf`` for ``--config`` (a prefix) and kept the last of two ``--config``."""
+    _product_without_spark(monkeypatch)
+    with pytest.raises(SystemExit) as exc:
+        fit_rectangle.main(argv)
+    out, err = capsys.readouterr()
+    assert exc.value.code == EXIT_BAD_INPUT and out == ""
+    assert err.splitlines() == [f"fit_rectangle: error: {said} (see fit_rectangle --help)"]
+
+
 # -- generator ----------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def synthetic(spark, tmp_path_factory: pytest.TempPathFactory) -> dict:
