@@ -387,11 +387,19 @@ def job_main(prog: str, description: str, section: str, schema: Schema,
              argv: Sequence[str] | None = None) -> int:
     """A job's whole entry point: parse ``--config`` and ``--set`` (:func:`build_parser`),
     then run ``body(doc)`` on the loaded configuration (:func:`load_config`) under
-    :func:`run_job` — every failure one line on stderr and an exit code."""
+    :func:`run_job` — every failure one line on stderr and an exit code. The ``spark``
+    section is checked first (:data:`SPARK_OPTIONS`): its typo is refused before the job
+    prints or checks anything, not once a run has read its ledger and printed its run id
+    and opens its session."""
     args = build_parser(prog, description, section, schema).parse_args(argv)
     quiet_library_logs()
-    return run_job(prog, lambda: body(load_config(args.config, args.overrides,
-                                                  section=section)))
+
+    def checked() -> int | None:
+        doc = load_config(args.config, args.overrides, section=section)
+        section_values(doc, "spark", SPARK_OPTIONS)
+        return body(doc)
+
+    return run_job(prog, checked)
 
 
 def run_job(prog: str, body: Callable[[], int | None]) -> int:

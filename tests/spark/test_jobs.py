@@ -29,6 +29,7 @@ import generate_synthetic  # noqa: E402
 from dprect.app.api import resolve_domains  # noqa: E402
 from dprect.app.jobs_support import (  # noqa: E402
     EXIT_BAD_INPUT,
+    SPARK_OPTIONS,
     ConfigError,
     apply_override,
     load_config,
@@ -160,6 +161,40 @@ def test_a_command_line_mistake_is_one_line_and_exit_2(
     out, err = capsys.readouterr()
     assert exc.value.code == EXIT_BAD_INPUT and out == ""
     assert err.splitlines() == [f"fit_rectangle: error: {said} (see fit_rectangle --help)"]
+
+
+def test_a_typo_in_the_spark_section_is_refused_before_the_run_starts(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ``spark`` section is checked with the job's own: its typo (``loglevel``) ends
+    the job in one line before it prints a plan or a run id, reads the ledger or checks
+    its outputs — it was found only when the run opened its session, after printing its
+    run id (and an engine route given in place of Spark's never read it)."""
+    import aggregate
+    from cli_run import run
+    from golden_cases import INPUT
+
+    from dprect.release.ledger import Ledger
+
+    _product_without_spark(monkeypatch)
+    ledger = tmp_path / "ledger"
+    assert run(["budget", "init", "--ledger", str(ledger)], capsys)[0] == 0
+    argv = ["--config", str(REPO / "conf" / "aggregate.yaml"),
+            "--set", "spark.loglevel=ERROR"]
+    for item in (f"input={INPUT}", "format=csv", "columns=[x,y]", "group_by=g",
+                 "groups=[a,b,c]", f"output={tmp_path / 'out' / 'r.json'}",
+                 f"table={tmp_path / 'out' / 'r.csv'}", f"ledger={ledger}", "dataset=ds",
+                 "run_id=r1"):
+        argv += ["--set", item]
+    capsys.readouterr()
+    code = aggregate.main(argv)
+    out, err = capsys.readouterr()
+    assert code == EXIT_BAD_INPUT and out == "", out
+    assert err.splitlines() == [
+        "aggregate: error: unknown key spark.loglevel; spark accepts "
+        f"{', '.join(sorted(SPARK_OPTIONS))}"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger"]
+    assert Ledger(str(ledger)).runs("ds") == []
 
 
 # -- generator ----------------------------------------------------------------------------
