@@ -14,7 +14,8 @@ command-line overrides ``--set KEY=VALUE`` in order:
   (``--set epsilon=0.5`` in the fit job means ``fit.epsilon``). Below ``spark.conf`` the
   rest of the key is one Spark property (``--set spark.conf.spark.driver.memory=2g``).
 * ``VALUE`` is read as one YAML value: ``0.5`` is a number, ``[a, b]`` a list, ``null``
-  nothing, anything else a string.
+  nothing, anything else a string. A key that takes text refuses a number (YAML reads
+  ``010`` as 8): quote it, ``--set "dataset='010'"``.
 
 Each section is checked against the job's table of :class:`Option` s: an unknown key (a
 typo) or a value of the wrong type is an error naming the key, before Spark starts. A
@@ -273,6 +274,12 @@ def _check_kind(name: str, value: Any, opt: Option) -> Any:
     if kind == "str":
         if isinstance(value, bool | dict | list):
             raise ConfigError(f"{name} must be a string, got {value!r}")
+        if isinstance(value, int | float):
+            # YAML's number, not the text written: 010 is 8, 1.10 is 1.1, 1_000 is 1000,
+            # 1:30 is 90 — a dataset id or a path would silently become another
+            raise ConfigError(f"{name} must be text, but YAML read it as a number (it "
+                              "reads 010 as 8 and 1.10 as 1.1, not as written): quote the "
+                              "value")
         return str(value)
     if kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):

@@ -197,6 +197,44 @@ def test_a_typo_in_the_spark_section_is_refused_before_the_run_starts(
     assert Ledger(str(ledger)).runs("ds") == []
 
 
+@pytest.mark.parametrize("item, key", [("dataset=010", "dataset"),
+                                       ("dataset=1.10", "dataset"),
+                                       ("run_id=1_000", "run_id")])
+def test_a_name_yaml_reads_as_a_number_is_refused_not_renamed(
+        item: str, key: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """YAML reads ``010`` as 8, ``1.10`` as 1.1 and ``1_000`` as 1000: a job charged the
+    dataset '010' under the name '8' (another dataset to the ledger and its cap than
+    ``dprect aggregate --dataset 010`` charges) and took a run id other than the one
+    written. A text key given a number is refused in one line naming the key; nothing is
+    charged or written. Quoted, the text is kept as written."""
+    import aggregate
+    from cli_run import run
+    from golden_cases import INPUT
+
+    from dprect.engines.grouped import NumpyGroupedRoute
+    from dprect.release.ledger import Ledger
+
+    ledger = tmp_path / "ledger"
+    assert run(["budget", "init", "--ledger", str(ledger)], capsys)[0] == 0
+    argv = ["--config", str(REPO / "conf" / "aggregate.yaml")]
+    for setting in (f"input={INPUT}", "format=csv", "columns=[x,y]", "group_by=g",
+                    "groups=[a,b,c]", f"output={tmp_path / 'out' / 'r.json'}",
+                    f"table={tmp_path / 'out' / 'r.csv'}", f"ledger={ledger}",
+                    "dataset=ds", item):
+        argv += ["--set", setting]
+    capsys.readouterr()
+    code = aggregate.main(argv, route=NumpyGroupedRoute())
+    err = capsys.readouterr().err.splitlines()
+    assert code == EXIT_BAD_INPUT and err == [
+        f"aggregate: error: aggregate.{key} must be text, but YAML read it as a number "
+        "(it reads 010 as 8 and 1.10 as 1.1, not as written): quote the value"], err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger"]
+    assert all(Ledger(str(ledger)).runs(name) == [] for name in ("8", "1.1", "ds"))
+    written = item.split("=", 1)[1]
+    doc = load_config(None, [f"{key}='{written}'"], section="aggregate")
+    assert section_values(doc, "aggregate", aggregate.OPTIONS)[key] == written
+
+
 # -- generator ----------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def synthetic(spark, tmp_path_factory: pytest.TempPathFactory) -> dict:
