@@ -14,10 +14,13 @@ command-line overrides ``--set KEY=VALUE`` in order:
   (``--set epsilon=0.5`` in the fit job means ``fit.epsilon``). Below ``spark.conf`` the
   rest of the key is one Spark property (``--set spark.conf.spark.driver.memory=2g``).
 * ``VALUE`` is read as one YAML value: ``0.5`` is a number, ``[a, b]`` a list, ``null``
-  nothing, anything else a string.
+  nothing, anything else a string. A key that takes text refuses a number (YAML reads
+  ``010`` as 8): quote it, ``--set "dataset='010'"``.
 
 Each section is checked against the job's table of :class:`Option` s: an unknown key (a
-typo) or a value of the wrong type is an error naming the key, before Spark starts.
+typo) or a value of the wrong type is an error naming the key, before Spark starts. A
+key given twice in one mapping (a second ``epsilon:``, a second ``fit:`` section) is an
+error naming both lines: YAML itself would keep the last without a word.
 
 Exit codes (:func:`run_job`)
 ----------------------------
@@ -51,6 +54,7 @@ from dprect.app.failures import (
     EXIT_OK,
     EXIT_SPARK,
     describe_failure,
+    one_line,
     report_error,
     sigterm_interrupts,
 )
@@ -127,8 +131,9 @@ def load_config(path: str | os.PathLike[str] | None, overrides: Sequence[str] = 
                 *, section: str) -> dict[str, Any]:
     """The configuration document: the YAML file (if any) with ``overrides`` applied.
 
-    Raises :class:`ConfigError` for a missing or unreadable file, a document that is not
-    a mapping of sections, an unknown section or a malformed override.
+    Raises :class:`ConfigError` for a missing or unreadable file, a mapping that gives
+    one key twice (:func:`_load_yaml`), a document that is not a mapping of sections, an
+    unknown section or a malformed override.
     """
     doc: dict[str, Any] = {}
     if path is not None:
@@ -136,7 +141,13 @@ def load_config(path: str | os.PathLike[str] | None, overrides: Sequence[str] = 
         if not p.is_file():
             raise ConfigError(f"config file {str(path)!r} does not exist")
         try:
-            loaded = _yaml().safe_load(p.read_bytes())
+            loaded = _load_yaml(p.read_bytes())
+        except _KeyTwiceError as twice:
+            where = (f"line {twice.first}" if twice.first == twice.again
+                     else f"lines {twice.first} and {twice.again}")
+            raise ConfigError(f"config file {str(path)!r} gives one key twice ({where}): "
+                              "YAML would keep the last silently; give each key, and "
+                              "each section, once") from None
         except _yaml().YAMLError as exc:
             raise ConfigError(f"config file {str(path)!r} is not valid YAML"
                               f"{_yaml_where(exc)}") from None
@@ -155,6 +166,43 @@ def load_config(path: str | os.PathLike[str] | None, overrides: Sequence[str] = 
         if value is not None and not isinstance(value, dict):
             raise ConfigError(f"config section {name!r} must be a mapping, got {value!r}")
     return doc
+
+
+class _KeyTwiceError(Exception):
+    """A mapping of the config gives one key twice: the 1-based lines of both."""
+
+    def __init__(self, first: int, again: int) -> None:
+        super().__init__(first, again)
+        self.first, self.again = first, again
+
+
+def _load_yaml(data: bytes | str) -> Any:
+    """``yaml.safe_load`` that refuses a mapping giving one key twice (:class:`_KeyTwiceError`).
+
+    PyYAML keeps the last of two equal keys without a word, so a second ``epsilon:``
+    further down a section, or a second ``fit:`` section appended to a file, would
+    silently replace the first (every key of a replaced section lost). Keys merged in
+    with ``<<`` may be overridden, as YAML means them to be."""
+    yaml = _yaml()
+
+    class Loader(yaml.SafeLoader):  # type: ignore[name-defined]
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            if isinstance(node, yaml.MappingNode):
+                seen: dict[Any, int] = {}
+                for key_node, _ in node.value:
+                    if key_node.tag == "tag:yaml.org,2002:merge":
+                        continue
+                    key = self.construct_object(key_node, deep=True)
+                    line = key_node.start_mark.line
+                    try:
+                        if key in seen:
+                            raise _KeyTwiceError(seen[key] + 1, line + 1)
+                        seen[key] = line
+                    except TypeError:  # an unhashable key: PyYAML's own error follows
+                        continue
+            return super().construct_mapping(node, deep=deep)
+
+    return yaml.load(data, Loader=Loader)  # a SafeLoader
 
 
 def _yaml_where(exc: BaseException) -> str:
@@ -182,8 +230,8 @@ def apply_override(doc: dict[str, Any], item: str, *, section: str) -> None:
     if parts[:2] == ["spark", "conf"] and len(parts) > 3:
         parts = [*parts[:2], ".".join(parts[2:])]  # one Spark property, dots and all
     try:
-        value = _yaml().safe_load(text) if text.strip() else None
-    except _yaml().YAMLError:
+        value = _load_yaml(text) if text.strip() else None
+    except (_yaml().YAMLError, _KeyTwiceError):
         value = text
     node = doc
     for p in parts[:-1]:
@@ -226,6 +274,12 @@ def _check_kind(name: str, value: Any, opt: Option) -> Any:
     if kind == "str":
         if isinstance(value, bool | dict | list):
             raise ConfigError(f"{name} must be a string, got {value!r}")
+        if isinstance(value, int | float):
+            # YAML's number, not the text written: 010 is 8, 1.10 is 1.1, 1_000 is 1000,
+            # 1:30 is 90 — a dataset id or a path would silently become another
+            raise ConfigError(f"{name} must be text, but YAML read it as a number (it "
+                              "reads 010 as 8 and 1.10 as 1.1, not as written): quote the "
+                              "value")
         return str(value)
     if kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
@@ -288,6 +342,31 @@ def job_text(text: str, section: str, schema: Schema) -> str:
     return _FLAG.sub(key, text)
 
 
+class _JobParser(argparse.ArgumentParser):
+    """argparse, as a job needs it: a mistake on the command line (an unknown option, a
+    stray word, ``--config`` without its file) is ONE line ``<job>: error: ... (see
+    <job> --help)`` where the job's other errors go (:func:`report_error`: under
+    spark-submit, spark-submit's own stderr, not the driver's stdout) and exit code 2,
+    never the usage dump. With ``allow_abbrev=False``: spark-submit's ``--conf
+    KEY=VALUE`` placed after the job's file is an unknown option, not ``--config``."""
+
+    def error(self, message: str) -> Any:
+        report_error(f"{self.prog}: error: {one_line(message)} (see {self.prog} --help)")
+        self.exit(EXIT_BAD_INPUT)
+
+
+class _OneConfig(argparse.Action):
+    """``--config FILE``, refused when given twice (argparse would keep the last file
+    silently and the first one's every key would be dropped)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        if getattr(namespace, self.dest, None) is not None:
+            parser.error("--config is given twice; give one file, and change single keys "
+                         "with --set KEY=VALUE")
+        setattr(namespace, self.dest, values)
+
+
 def build_parser(prog: str, description: str, section: str, schema: Schema
                  ) -> argparse.ArgumentParser:
     """The job's argument parser: ``--config``, repeatable ``--set``, and a help text
@@ -300,9 +379,10 @@ def build_parser(prog: str, description: str, section: str, schema: Schema
               f"without a section prefix means {section}.KEY):\n  " + "\n  ".join(lines)
               + "\n\nexit codes: 0 ok, 2 bad configuration or input, 3 Spark failed, "
                 "1 internal error, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM)")
-    parser = argparse.ArgumentParser(prog=prog, description=description, epilog=epilog,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--config", default=None, metavar="FILE",
+    parser = _JobParser(prog=prog, description=description, epilog=epilog,
+                        formatter_class=argparse.RawDescriptionHelpFormatter,
+                        allow_abbrev=False)
+    parser.add_argument("--config", default=None, metavar="FILE", action=_OneConfig,
                         help="YAML configuration (e.g. conf/local.yaml)")
     parser.add_argument("--set", dest="overrides", action="append", default=[],
                         metavar="KEY=VALUE", help="override one configuration key (repeatable)")
@@ -314,11 +394,19 @@ def job_main(prog: str, description: str, section: str, schema: Schema,
              argv: Sequence[str] | None = None) -> int:
     """A job's whole entry point: parse ``--config`` and ``--set`` (:func:`build_parser`),
     then run ``body(doc)`` on the loaded configuration (:func:`load_config`) under
-    :func:`run_job` — every failure one line on stderr and an exit code."""
+    :func:`run_job` — every failure one line on stderr and an exit code. The ``spark``
+    section is checked first (:data:`SPARK_OPTIONS`): its typo is refused before the job
+    prints or checks anything, not once a run has read its ledger and printed its run id
+    and opens its session."""
     args = build_parser(prog, description, section, schema).parse_args(argv)
     quiet_library_logs()
-    return run_job(prog, lambda: body(load_config(args.config, args.overrides,
-                                                  section=section)))
+
+    def checked() -> int | None:
+        doc = load_config(args.config, args.overrides, section=section)
+        section_values(doc, "spark", SPARK_OPTIONS)
+        return body(doc)
+
+    return run_job(prog, checked)
 
 
 def run_job(prog: str, body: Callable[[], int | None]) -> int:

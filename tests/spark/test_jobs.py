@@ -29,6 +29,7 @@ import generate_synthetic  # noqa: E402
 from dprect.app.api import resolve_domains  # noqa: E402
 from dprect.app.jobs_support import (  # noqa: E402
     EXIT_BAD_INPUT,
+    SPARK_OPTIONS,
     ConfigError,
     apply_override,
     load_config,
@@ -80,6 +81,54 @@ def test_overrides_address_sections_and_parse_yaml_values() -> None:
         section_values({"fit": {"epsilon": "much"}}, "fit", fit_rectangle.OPTIONS)
 
 
+def _product_without_spark(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A product job (fit, aggregate, ...) may not open its session: a refusal comes
+    first."""
+    import _common
+
+    def started(*args: object, **kwargs: object) -> None:
+        raise AssertionError("Spark started")
+
+    monkeypatch.setattr(_common, "job_spark", started)
+
+
+@pytest.mark.parametrize("twice", ["key", "section"])
+def test_a_key_given_twice_in_a_config_is_refused_naming_both_lines(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        twice: str) -> None:
+    """PyYAML keeps the last of two equal keys silently: a second ``epsilon:`` would
+    charge and release at ε 8 in a file that reads ε 1 at the top, and a second ``fit:``
+    section would drop every key of the first. Either is refused in one line naming the
+    file and both lines, before Spark starts; nothing is written."""
+    _product_without_spark(monkeypatch)
+    out = tmp_path / "out"
+    fit = {"input": str(tmp_path / "data"), "features": ["f0"], "label": "label",
+           "grid": "0:1:16", "epsilon": 1.0, "delta": 1e-6,
+           "output": str(out / "result.json")}
+    text = yaml.safe_dump({"fit": fit}, sort_keys=False, default_flow_style=None)
+    if twice == "key":
+        text += "  epsilon: 8.0\n"
+        lines = f"lines {list(fit).index('epsilon') + 2} and {len(fit) + 2}"
+    else:
+        text += "fit:\n  epsilon: 8.0\n"
+        lines = f"lines 1 and {len(fit) + 2}"
+    cfg = tmp_path / "job.yaml"
+    cfg.write_text(text)
+    code = fit_rectangle.main(["--config", str(cfg)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == EXIT_BAD_INPUT and len(err) == 1, err
+    assert err[0] == (f"fit_rectangle: error: config file {str(cfg)!r} gives one key twice "
+                      f"({lines}): YAML would keep the last silently; give each key, and "
+                      "each section, once")
+    assert not out.exists()
+    # keys merged in with << may be overridden (YAML's meaning), and two sections may
+    # hold equal keys
+    cfg.write_text("fit:\n  <<: {epsilon: 1.0}\n  epsilon: 2.0\n  output: a.json\n"
+                   "evaluate:\n  output: b.json\n")
+    assert load_config(cfg, [], section="fit") == {
+        "fit": {"epsilon": 2.0, "output": "a.json"}, "evaluate": {"output": "b.json"}}
+
+
 def test_help_lists_every_key(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         fit_rectangle.main(["--help"])
@@ -88,6 +137,102 @@ def test_help_lists_every_key(capsys: pytest.CaptureFixture[str]) -> None:
     for key in fit_rectangle.OPTIONS:
         assert f"fit.{key} " in text
     assert "--set KEY=VALUE" in text and "exit codes" in text
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["conf/local.yaml"], "unrecognized arguments: conf/local.yaml"),
+    # spark-submit's --conf put after the job's file: not an abbreviation of --config
+    (["--conf", "spark.sql.shuffle.partitions=8"],
+     "unrecognized arguments: --conf spark.sql.shuffle.partitions=8"),
+    (["--config"], "argument --config: expected one argument"),
+    (["--config", "conf/local.yaml", "--config", "conf/docker.yaml"],
+     "--config is given twice; give one file, and change single keys with --set KEY=VALUE"),
+])
+def test_a_command_line_mistake_is_one_line_and_exit_2(
+        argv: list[str], said: str, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job's command line is refused as its config is: one line ``<job>: error: ...``
+    (no usage dump), exit code 2, before Spark starts — where the job reports its other
+    errors (report_error; under spark-submit the driver's stderr is its stdout). argparse
+    took ``--conf`` for ``--config`` (a prefix) and kept the last of two ``--config``."""
+    _product_without_spark(monkeypatch)
+    with pytest.raises(SystemExit) as exc:
+        fit_rectangle.main(argv)
+    out, err = capsys.readouterr()
+    assert exc.value.code == EXIT_BAD_INPUT and out == ""
+    assert err.splitlines() == [f"fit_rectangle: error: {said} (see fit_rectangle --help)"]
+
+
+def test_a_typo_in_the_spark_section_is_refused_before_the_run_starts(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ``spark`` section is checked with the job's own: its typo (``loglevel``) ends
+    the job in one line before it prints a plan or a run id, reads the ledger or checks
+    its outputs — it was found only when the run opened its session, after printing its
+    run id (and an engine route given in place of Spark's never read it)."""
+    import aggregate
+    from cli_run import run
+    from golden_cases import INPUT
+
+    from dprect.release.ledger import Ledger
+
+    _product_without_spark(monkeypatch)
+    ledger = tmp_path / "ledger"
+    assert run(["budget", "init", "--ledger", str(ledger)], capsys)[0] == 0
+    argv = ["--config", str(REPO / "conf" / "aggregate.yaml"),
+            "--set", "spark.loglevel=ERROR"]
+    for item in (f"input={INPUT}", "format=csv", "columns=[x,y]", "group_by=g",
+                 "groups=[a,b,c]", f"output={tmp_path / 'out' / 'r.json'}",
+                 f"table={tmp_path / 'out' / 'r.csv'}", f"ledger={ledger}", "dataset=ds",
+                 "run_id=r1"):
+        argv += ["--set", item]
+    capsys.readouterr()
+    code = aggregate.main(argv)
+    out, err = capsys.readouterr()
+    assert code == EXIT_BAD_INPUT and out == "", out
+    assert err.splitlines() == [
+        "aggregate: error: unknown key spark.loglevel; spark accepts "
+        f"{', '.join(sorted(SPARK_OPTIONS))}"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger"]
+    assert Ledger(str(ledger)).runs("ds") == []
+
+
+@pytest.mark.parametrize("item, key", [("dataset=010", "dataset"),
+                                       ("dataset=1.10", "dataset"),
+                                       ("run_id=1_000", "run_id")])
+def test_a_name_yaml_reads_as_a_number_is_refused_not_renamed(
+        item: str, key: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """YAML reads ``010`` as 8, ``1.10`` as 1.1 and ``1_000`` as 1000: a job charged the
+    dataset '010' under the name '8' (another dataset to the ledger and its cap than
+    ``dprect aggregate --dataset 010`` charges) and took a run id other than the one
+    written. A text key given a number is refused in one line naming the key; nothing is
+    charged or written. Quoted, the text is kept as written."""
+    import aggregate
+    from cli_run import run
+    from golden_cases import INPUT
+
+    from dprect.engines.grouped import NumpyGroupedRoute
+    from dprect.release.ledger import Ledger
+
+    ledger = tmp_path / "ledger"
+    assert run(["budget", "init", "--ledger", str(ledger)], capsys)[0] == 0
+    argv = ["--config", str(REPO / "conf" / "aggregate.yaml")]
+    for setting in (f"input={INPUT}", "format=csv", "columns=[x,y]", "group_by=g",
+                    "groups=[a,b,c]", f"output={tmp_path / 'out' / 'r.json'}",
+                    f"table={tmp_path / 'out' / 'r.csv'}", f"ledger={ledger}",
+                    "dataset=ds", item):
+        argv += ["--set", setting]
+    capsys.readouterr()
+    code = aggregate.main(argv, route=NumpyGroupedRoute())
+    err = capsys.readouterr().err.splitlines()
+    assert code == EXIT_BAD_INPUT and err == [
+        f"aggregate: error: aggregate.{key} must be text, but YAML read it as a number "
+        "(it reads 010 as 8 and 1.10 as 1.1, not as written): quote the value"], err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger"]
+    assert all(Ledger(str(ledger)).runs(name) == [] for name in ("8", "1.1", "ds"))
+    written = item.split("=", 1)[1]
+    doc = load_config(None, [f"{key}='{written}'"], section="aggregate")
+    assert section_values(doc, "aggregate", aggregate.OPTIONS)[key] == written
 
 
 # -- generator ----------------------------------------------------------------------------
