@@ -232,15 +232,17 @@ def test_without_extras_each_feature_names_its_extra(tmp_path: Path):
         expect("sklearn", lambda: dprect.RectangleClassifier)
         # every module outside the Spark package, the scikit-learn classifier (which,
         # like it, is its extra's own module) and the compiled samplers, block draws,
-        # release and quantile tables and cells (numba's own modules, imported only where
-        # numba is: randomness.kernels) imports without any extra — and without numba the
-        # samplers run in Python
+        # release and quantile tables and cells and H's search (numba's own modules,
+        # imported only where numba is: randomness.kernels, intervals._bisection_kernel)
+        # imports without any extra — and without numba the samplers and H's search run
+        # in Python
         failed = []
         for m in pkgutil.walk_packages(dprect.__path__, prefix="dprect."):
             if m.name.startswith("dprect.engines.spark") or m.name in (
                     "dprect.__main__", "dprect.app.classifier", "dprect.core.random_jit",
                     "dprect.core.block_jit", "dprect.core.release_jit",
-                    "dprect.core.quantile_jit", "dprect.core.quantile_cell_jit"):
+                    "dprect.core.quantile_jit", "dprect.core.quantile_cell_jit",
+                    "dprect.core.intervals_jit"):
                 continue
             try:
                 importlib.import_module(m.name)
@@ -251,6 +253,9 @@ def test_without_extras_each_feature_names_its_extra(tmp_path: Path):
         src = randomness.RandomSource(seed=3)
         src.discrete_laplace_int(1, 7)
         assert randomness.kernels() is None, "the samplers' kernels loaded without numba"
+        from dprect.core import intervals
+        assert intervals._bisection_kernel() is None, "H's compiled search loaded without numba"
+        assert intervals.mixed_quantile(0.5, 0.13, 0.05) > 0  # the numpy path
         report["imports"] = failed
         print(json.dumps(report))
     """, tmp_path)
