@@ -91,10 +91,13 @@ class _Parser(argparse.ArgumentParser):
     """argparse, as the command line needs it: an error is one line (``dprect fit:
     error: ...`` and where to read the help) and exit code 2, never the usage dump; a
     token that starts with a minus and a digit or a point (``-1e-6``, ``-8:8:65536``,
-    ``-.5``) is a value, not an option (no flag of dprect looks like that). Subcommand
-    parsers are of this class too (``add_subparsers`` makes them with the parent's)."""
+    ``-.5``) is a value, not an option (no flag of dprect looks like that); an option is
+    taken only as spelled in full (``--out`` is not ``--output``: a scheduled command
+    line keeps its meaning when a later release adds an option). Subcommand parsers are
+    of this class too (``add_subparsers`` makes them with the parent's)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["allow_abbrev"] = False
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = re.compile(r"^-\.?\d")
 

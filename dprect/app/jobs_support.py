@@ -301,7 +301,8 @@ def build_parser(prog: str, description: str, section: str, schema: Schema
               + "\n\nexit codes: 0 ok, 2 bad configuration or input, 3 Spark failed, "
                 "1 internal error, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM)")
     parser = argparse.ArgumentParser(prog=prog, description=description, epilog=epilog,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     allow_abbrev=False)  # --conf is not --config
     parser.add_argument("--config", default=None, metavar="FILE",
                         help="YAML configuration (e.g. conf/local.yaml)")
     parser.add_argument("--set", dest="overrides", action="append", default=[],
