@@ -479,6 +479,29 @@ def test_an_abbreviated_option_is_refused_not_completed(table, tmp_path, capsys)
     assert not out.exists() and not (tmp_path / "ledger").exists()
 
 
+@pytest.mark.parametrize("argv,where,unknown,required", [
+    (["fit", "--input", "t.parquet", "--features", "a", "--label", "y", "--epsilon", "1",
+      "--delta", "0", "--output_file", "r.json"], "dprect fit", "--output_file", "--output"),
+    (["bounds", "--input", "t.parquet", "--column", "a", "--epsilon=1", "--output=r.json"],
+     "dprect bounds", "--column", "--columns"),
+    (["budget", "init", "--ledger-path=l"], "dprect budget init", "--ledger-path=l",
+     "--ledger"),
+    (["--bogus"], "dprect", "--bogus", "command"),
+])
+def test_a_misspelled_option_is_named_before_the_required_one_it_left_out(
+        argv, where, unknown, required, tmp_path, monkeypatch, capsys):
+    # users fix one thing at a time: "required: --output" alone hides the real mistake
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    out, err = capsys.readouterr()
+    assert stop.value.code == 2 and out == "" and err.count("\n") == 1, err
+    assert err.startswith(f"{where}: error: unrecognized arguments: {unknown}; "
+                          "the following arguments are required: "), err
+    assert required in err.split("required: ", 1)[1] and f"(see {where} --help)" in err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_jobs_option_is_taken_only_in_full(capsys):
     from dprect.app.jobs_support import build_parser
 
