@@ -11,7 +11,10 @@ synthetic or public data only, and it says so loudly on every run and in its out
 Keys not set in ``evaluate`` fall back to ``fit``'s (input, format, where, version,
 timestamp, label, result = fit.output, truth), so one config file serves both jobs.
 An ``output`` at the path of the result or the sidecar, or inside the input's folder, is
-refused before anything is read (it would overwrite what the job reads).
+refused before anything is read (it would overwrite what the job reads), and so is one that
+cannot be written (a folder, a path under a file, a folder without write permission: the
+sinks' check, :func:`~dprect.release.files.check_output_path`), so a long scan never ends
+in a write that fails.
 Membership uses the result's grid semantics (:meth:`FitResult.contains`), as a Spark
 column expression — the table is scanned once and never collected.
 """
@@ -41,7 +44,7 @@ from dprect.core.labels import check_label_value, resolve_positive_label
 from dprect.core.request import FitRequest
 from dprect.core.result import FitResult
 from dprect.engines.spark.checks import label_equals, label_kind
-from dprect.release.files import write_atomic
+from dprect.release.files import check_output_path, write_atomic
 from dprect.release.sinks import check_distinct, read_truth
 
 PROG = "evaluate_rectangle"
@@ -88,7 +91,9 @@ def check_apart(doc: dict[str, Any], cfg: dict[str, Any]) -> None:
     """Refuse, before anything is read, an evaluation output at the path of what the job
     reads (the result JSON, the truth sidecar: it would overwrite them) or inside the
     input's folder (table) — :func:`~dprect.release.sinks.check_distinct`, the fit's own
-    check. A key taken from ``fit`` is named as ``fit`` spells it."""
+    check — and one that cannot be written (:func:`~dprect.release.files.check_output_path`,
+    the sinks' check: nothing is left behind). A key taken from ``fit`` is named as ``fit``
+    spells it."""
     given = doc.get(SECTION) or {}
 
     def name(key: str) -> str:
@@ -97,6 +102,7 @@ def check_apart(doc: dict[str, Any], cfg: dict[str, Any]) -> None:
     if cfg["output"] is not None:
         check_distinct([(f"{SECTION}.output", cfg["output"])],
                        [(name(key), cfg[key]) for key in ("input", "result", "truth")])
+        check_output_path(cfg["output"], f"{SECTION}.output")
 
 
 def load_result(path: str) -> FitResult:

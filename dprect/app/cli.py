@@ -91,16 +91,43 @@ class _Parser(argparse.ArgumentParser):
     """argparse, as the command line needs it: an error is one line (``dprect fit:
     error: ...`` and where to read the help) and exit code 2, never the usage dump; a
     token that starts with a minus and a digit or a point (``-1e-6``, ``-8:8:65536``,
-    ``-.5``) is a value, not an option (no flag of dprect looks like that). Subcommand
-    parsers are of this class too (``add_subparsers`` makes them with the parent's)."""
+    ``-.5``) is a value, not an option (no flag of dprect looks like that); an option is
+    taken only as spelled in full (``--out`` is not ``--output``: a scheduled command
+    line keeps its meaning when a later release adds an option). Subcommand parsers are
+    of this class too (``add_subparsers`` makes them with the parent's)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["allow_abbrev"] = False
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = re.compile(r"^-\.?\d")
 
     def error(self, message: str) -> Any:
+        if message.startswith("the following arguments are required"):
+            # a misspelled option (--output_file) is why --output is missing: name it first
+            unknown = self._unknown(getattr(self, "_given", []))
+            if unknown:
+                message = (f"unrecognized arguments: {' '.join(unknown)}"
+                           f"{self._dashed(unknown)}; {message}")
         self.exit(EXIT_USAGE, f"{self.prog}: error: {one_line(message)} (see "
                               f"{self.prog} --help)\n")
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """argparse's, keeping the arguments given (for :meth:`error`)."""
+        self._given = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
+    def _unknown(self, given: list[str]) -> list[str]:
+        """The options among ``given`` that this parser does not take (before a ``--``;
+        argparse's own reading of what is an option)."""
+        tokens = given[:given.index("--")] if "--" in given else given
+        unknown = []
+        for token in tokens:
+            read: Any = self._parse_optional(token)  # a tuple; a list of them from 3.12
+            if isinstance(read, list):
+                read = read[0] if len(read) == 1 else None
+            if read is not None and read[0] is None:
+                unknown.append(token)
+        return unknown
 
     def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
         """argparse's, but an unrecognized argument is the error of the (sub)command it

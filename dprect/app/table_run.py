@@ -38,12 +38,19 @@ def table_run(values: Mapping[str, Any], name: Callable[[str], str] = str) -> Ta
     """``output`` (required), ``format``, the table (``input``, ``columns``, ``group_by``,
     ``where``, ``version``, ``timestamp``), the groups (``groups`` or ``groups_file``, or
     ``select_groups`` with ``selection_epsilon``, ``selection_delta``) and the ledger
-    keys, checked in that order; ``name`` spells a key in messages."""
+    keys, checked in that order (a group column also among the columns is refused
+    naming both options); ``name`` spells a key in messages."""
     if values.get("output") is None:
         raise ParameterError(f"{name('output')} is required")
     fmt = values.get("format")
     if fmt is not None and fmt not in FORMATS:
         raise ParameterError(f"{name('format')} must be parquet, csv or delta, got {fmt!r}")
+    group_by = values.get("group_by")
+    if group_by is not None and group_by in list(values["columns"]):
+        # said here, where the options' spellings are known (the source's own refusal
+        # cannot name them)
+        raise ParameterError(f"the group column {group_by!r} ({name('group_by')}) is also "
+                             f"listed in {name('columns')}")
     source = Source(str(values["input"]), list(values["columns"]),
                     group_by=values.get("group_by"), format=fmt, where=values.get("where"),
                     version=values.get("version"), timestamp=values.get("timestamp"))

@@ -469,8 +469,8 @@ class Source:
             raise ParameterError(f"the label column {self.label!r} is also listed as a "
                                  "feature")
         if self.group_by is not None and self.group_by in names:
-            raise ParameterError(f"the group column {self.group_by!r} is also listed as a "
-                                 "column to bound")
+            raise ParameterError(f"the group column {self.group_by!r} is also listed among "
+                                 "the columns")
         check_snapshot(self.version, self.timestamp)  # now, before any engine starts
         object.__setattr__(self, "columns", names)
 

@@ -34,6 +34,8 @@ EXPECTED = {
     "delta": ("it is not a readable Delta table, or its _delta_log or data files are "
               "damaged"),
 }
+#: the first bytes of every Parquet file (its format's magic number, not data)
+PARQUET_MAGIC = b"PAR1"
 #: the most columns read that :func:`input_error` names (a wide fit reads thousands)
 SHOWN_COLUMNS = 10
 #: the longest column name a message shows (:func:`column_names`)
@@ -47,15 +49,30 @@ def input_error(path: str | os.PathLike[str], fmt: str, *, problem: str | None =
     """The error for an input ``path`` that cannot be read as ``fmt``: one line naming the
     path, the format, what such an input must be (:data:`EXPECTED`), ``problem`` when the
     caller can name it from public facts (a Spark error condition, an exception class,
-    the schema) and the ``columns`` read (an option). Nothing else goes in: the library's
-    exception text is never an argument."""
+    the schema) and the ``columns`` read (an option); a file read as CSV that starts as
+    every Parquet file does (:func:`starts_as_parquet`) is said to look like Parquet.
+    Nothing else goes in: the library's exception text is never an argument."""
     what = problem or EXPECTED.get(fmt, f"it cannot be read as {fmt}")
+    if fmt == "csv" and starts_as_parquet(path):
+        what += ("; it starts with Parquet's magic number PAR1, so it looks like a Parquet "
+                 "file (--format parquet, or format: parquet in a job's config)")
     names = ", ".join(map(repr, columns[:SHOWN_COLUMNS]))
     if len(columns) > SHOWN_COLUMNS:
         names += f" and {len(columns) - SHOWN_COLUMNS} more"
     read = f" (reading column(s) {names})" if columns else ""
     return InputDataError(f"cannot read {os.fspath(path)!r} as {fmt}{read}: {what}; "
                           f"{WITHHELD}")
+
+
+def starts_as_parquet(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a local file whose first bytes are :data:`PARQUET_MAGIC` — the
+    file format's public marker, the same for every Parquet file whatever its rows (an
+    unreadable path or a folder: False)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(PARQUET_MAGIC)) == PARQUET_MAGIC
+    except (OSError, ValueError):
+        return False
 
 
 def column_names(names: Sequence[str]) -> str:
@@ -108,6 +125,6 @@ def reading(path: str | os.PathLike[str], fmt: str,
         raise input_error(path, fmt, problem=said, columns=columns) from None
 
 
-__all__ = ["EXPECTED", "NAME_CHARS", "SHOWN_COLUMNS", "WITHHELD", "column_names",
-           "csv_without_rows", "input_error", "not_numeric",
-           "reading"]
+__all__ = ["EXPECTED", "NAME_CHARS", "PARQUET_MAGIC", "SHOWN_COLUMNS", "WITHHELD",
+           "column_names", "csv_without_rows", "input_error", "not_numeric", "reading",
+           "starts_as_parquet"]

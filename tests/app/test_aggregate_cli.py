@@ -219,3 +219,37 @@ def test_the_job_refuses_a_coverage_no_asked_statistic_reads(
     lines = messages(err)
     assert len(lines) == 1 and "coverage" in lines[0] and "Traceback" not in err, err
     assert not (tmp_path / "job.json").exists()
+
+
+@pytest.mark.parametrize("command", [["aggregate", "--statistics", "count,mean"], ["bounds"],
+                                     ["describe"]])
+def test_a_group_column_among_the_columns_is_named_by_its_options(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]) -> None:
+    # "also listed as a column to bound" was wrong for every product but bounds: the
+    # refusal names the two options the user gave
+    code, out, err = run([*command, "--input", str(INPUT), "--columns", "x,y",
+                          "--group-by", "y", "--groups", "1,2", "--epsilon", "1",
+                          "--output", str(tmp_path / "r.json")], capsys)
+    lines = messages(err)
+    assert code == 2 and len(lines) == 1 and out == "", (out, err)
+    assert lines[0] == ("dprect: error: the group column 'y' (--group-by) is also listed "
+                        "in --columns"), lines
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_jobs_group_column_among_its_columns_is_named_by_its_keys(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(REPO / "jobs"))
+    import aggregate as job
+
+    argv = ["--config", str(REPO / "conf" / "aggregate.yaml")]
+    for item in (f"input={INPUT}", "format=csv", "columns=[x,y]", "group_by=y",
+                 "groups=[a,b]", f"output={tmp_path / 'job.json'}"):
+        argv += ["--set", item]
+    capsys.readouterr()
+    assert job.main(argv, route=NumpyGroupedRoute()) == 2
+    lines = messages(capsys.readouterr().err)
+    assert len(lines) == 1 and lines[0].endswith(
+        "the group column 'y' (aggregate.group_by) is also listed in aggregate.columns"), lines
+    assert list(tmp_path.iterdir()) == []

@@ -456,6 +456,62 @@ def test_an_argparse_error_is_one_line_and_exit_2(argv, where, capsys):
     assert f"(see {where} --help)" in err and "usage:" not in err
 
 
+def test_an_abbreviated_option_is_refused_not_completed(table, tmp_path, capsys):
+    # argparse would take --see for --seed and --jso for --json: a scheduled command
+    # line would change its meaning the day an option sharing the prefix is added
+    out = tmp_path / "r.json"
+    for argv, where in (
+            (["fit", "--input", str(table / "data.parquet"), "--features", "a,b", "--label",
+              "label", "--epsilon", "1", "--delta", "1e-6", "--output", str(out),
+              "--see", "3"],
+             "dprect fit"),
+            (["plan", "--epsilon", "1", "--delta", "1e-6", "--dims", "1", "--jso"],
+             "dprect plan"),
+            (["budget", "show", "d", "--ledger", str(tmp_path / "ledger"), "--js"],
+             "dprect budget show")):
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+        captured = capsys.readouterr()
+        assert stop.value.code == 2 and captured.out == "", captured.out
+        assert captured.err.count("\n") == 1, captured.err
+        assert captured.err.startswith(f"{where}: error: "), captured.err
+        assert "unrecognized arguments: " in captured.err, captured.err
+    assert not out.exists() and not (tmp_path / "ledger").exists()
+
+
+@pytest.mark.parametrize("argv,where,unknown,required", [
+    (["fit", "--input", "t.parquet", "--features", "a", "--label", "y", "--epsilon", "1",
+      "--delta", "0", "--output_file", "r.json"], "dprect fit", "--output_file", "--output"),
+    (["bounds", "--input", "t.parquet", "--column", "a", "--epsilon=1", "--output=r.json"],
+     "dprect bounds", "--column", "--columns"),
+    (["budget", "init", "--ledger-path=l"], "dprect budget init", "--ledger-path=l",
+     "--ledger"),
+    (["--bogus"], "dprect", "--bogus", "command"),
+])
+def test_a_misspelled_option_is_named_before_the_required_one_it_left_out(
+        argv, where, unknown, required, tmp_path, monkeypatch, capsys):
+    # users fix one thing at a time: "required: --output" alone hides the real mistake
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    out, err = capsys.readouterr()
+    assert stop.value.code == 2 and out == "" and err.count("\n") == 1, err
+    assert err.startswith(f"{where}: error: unrecognized arguments: {unknown}; "
+                          "the following arguments are required: "), err
+    assert required in err.split("required: ", 1)[1] and f"(see {where} --help)" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_jobs_option_is_taken_only_in_full(capsys):
+    from dprect.app.jobs_support import build_parser
+
+    parser = build_parser("fit_rectangle", "a job", "fit", {})
+    assert parser.parse_args(["--config", "c.yaml"]).config == "c.yaml"
+    with pytest.raises(SystemExit) as stop:
+        parser.parse_args(["--conf", "c.yaml"])
+    assert stop.value.code == 2 and "unrecognized arguments: --conf" in capsys.readouterr().err
+
+
 def test_negative_numbers_are_option_values(capsys):
     # a grid below zero is a value, not an unknown option
     assert main(["plan", "--epsilon", "1", "--delta", "1e-6", "--dims", "1",

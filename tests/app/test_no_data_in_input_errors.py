@@ -163,6 +163,25 @@ def test_a_csv_file_under_another_name_is_refused_naming_the_format_option(
     assert _fit(path, tmp_path, capsys, "--format", "csv")[0] == 0
 
 
+@pytest.mark.parametrize("name,extra", [("t.parquet", ["--format", "csv"]),
+                                        ("export.csv", [])])
+def test_a_parquet_file_read_as_csv_is_refused_saying_it_looks_like_parquet(
+        tmp_path: Path, capsys, name: str, extra: list[str]) -> None:
+    path = tmp_path / name
+    pq.write_table(pa.table({"x": [1.0, 2.0], "y": [1, 0]}), path)
+    line = _one_line(*_fit(path, tmp_path, capsys, *extra)[::2])
+    assert line.startswith(f"dprect: error: cannot read {str(path)!r} as csv"), line
+    assert "it starts with Parquet's magic number PAR1, so it looks like a Parquet file " \
+           "(--format parquet" in line, line
+    assert not (tmp_path / "r.json").exists()
+    assert _fit(path, tmp_path, capsys, "--format", "parquet")[0] == 0
+    # a file that does not start as Parquet does gets no such hint
+    other = tmp_path / "other.csv"
+    other.write_bytes(b"PAR" + garbage())
+    line = _one_line(*_fit(other, tmp_path, capsys)[::2])
+    assert "as csv" in line and "Parquet" not in line, line
+
+
 def test_a_text_feature_is_refused_saying_what_a_text_column_can_be(
         tmp_path: Path, capsys) -> None:
     path = tmp_path / "t.parquet"

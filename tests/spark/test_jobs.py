@@ -369,6 +369,42 @@ def test_evaluation_refuses_an_output_over_what_it_reads(
     assert _files(tmp_path) == before
 
 
+@pytest.mark.parametrize("at", ["a folder", "under a file"])
+def test_evaluation_refuses_an_output_it_cannot_write_before_its_scan(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        at: str) -> None:
+    """``evaluate.output`` that cannot be written (an existing folder, a path under a
+    file) is refused in one line before Spark starts — the sinks' check, as the private
+    products make it — not after the whole scan; nothing is written."""
+    from cli_run import run
+    from pin_data import cli_args, write_parquet
+
+    _no_spark(monkeypatch, evaluate_rectangle)
+    data = tmp_path / "data"
+    data.mkdir()
+    write_parquet(data)
+    result = tmp_path / "result.json"
+    code, _, err = run(cli_args(data, result), capsys)
+    assert code == 0, err
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "notes").write_text("a file, not a folder\n")
+    output = {"a folder": tmp_path / "taken",
+              "under a file": tmp_path / "notes" / "eval.json"}[at]
+    before = _files(tmp_path)
+    capsys.readouterr()
+    code = evaluate_rectangle.main(
+        ["--set", f"fit.input={data}", "--set", "fit.label=label",
+         "--set", f"fit.output={result}", "--set", f"evaluate.output={output}"])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == EXIT_BAD_INPUT and len(lines) == 1, lines
+    said = {"a folder": "is a folder; give a file path", "under a file": "cannot be written"}
+    assert lines[0].startswith(f"evaluate_rectangle: error: evaluate.output {str(output)!r} "
+                               f"{said[at]}"), lines
+    assert _files(tmp_path) == before and sorted(p.name for p in tmp_path.iterdir()) == [
+        "data", "notes", "result.json", "taken"]
+    assert list((tmp_path / "taken").iterdir()) == []
+
+
 # -- fit, outputs, evaluation -------------------------------------------------------------
 def fit_args(synthetic: dict, out: Path, *extra: str) -> list[str]:
     return ["--set", f"input={synthetic['data']}", "--set", "features=[f0, f1, f2]",

@@ -177,6 +177,19 @@ def test_csv_read_as_parquet_is_a_clear_input_error(spark, tmp_path):
         read_source(spark, other)  # detected as parquet from the name
 
 
+def test_parquet_read_as_csv_is_said_to_look_like_parquet(spark, tmp_path):
+    # Spark's CSV reader takes a Parquet file's bytes as a header: the refusal says what
+    # the file looks like (its first bytes, Parquet's magic number), not "no column 'x'"
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"x": [0.5, 2.0], "y": [1, 0]}), path)
+    with pytest.raises(InputDataError) as caught:
+        read_source(spark, path, format="csv", columns=["x", "y"])
+    message = str(caught.value)
+    assert message.startswith(f"cannot read {str(path)!r} as csv"), message
+    assert "so it looks like a Parquet file (--format parquet" in message, message
+    assert read_source(spark, path, columns=["x", "y"]).count() == 2
+
+
 def test_a_bad_file_found_when_the_rows_are_read_is_an_input_error(spark, tmp_path):
     from dprect.engines.spark.fit import prepare_fit
 

@@ -56,7 +56,12 @@ from dprect.engines.file_schemas import (
     check_folder,
     check_readable,
 )
-from dprect.engines.input_errors import EXPECTED, csv_without_rows, input_error
+from dprect.engines.input_errors import (
+    EXPECTED,
+    csv_without_rows,
+    input_error,
+    starts_as_parquet,
+)
 from dprect.engines.spark.remote import is_connect
 
 FORMATS = ("parquet", "csv", "delta")
@@ -361,6 +366,11 @@ def read_source(spark: SparkSession, path: str | os.PathLike[str], *,
         except SPARK_ERRORS as exc:
             raise read_error(text, fmt, exc) from None
         if fmt == "csv":
+            if (_is_local(text) and starts_as_parquet(_local_path(text))
+                    and not set(columns) <= set(df.columns)):
+                # Spark reads a Parquet file as CSV without failing (its bytes as a header
+                # with no column read): say what it looks like, as the numpy engine does
+                raise input_error(text, fmt, columns=columns)
             _check_csv_typed(df, text)
     if where is not None and where.strip():
         try:
