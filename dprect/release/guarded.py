@@ -39,7 +39,7 @@ import contextlib
 import math
 import signal
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -117,14 +117,80 @@ def _other_release(record: Any, guarantee: Guarantee, features: Sequence[str] | 
     return "; ".join(said) or None
 
 
+#: the key of a released result that holds the run's public request
+#: (:func:`dprect.app.spine.public_request`), compared when its run id is replayed; a
+#: result recorded without it (an older ledger's) is compared by :func:`_other_release`
+REQUEST_KEY = "public_request"
+
+
+def without_request(record: dict[str, Any]) -> dict[str, Any]:
+    """A recorded result as its outputs show it: without the public request it records."""
+    return ({k: v for k, v in record.items() if k != REQUEST_KEY}
+            if REQUEST_KEY in record else record)
+
+
+def _request_lines(recorded: Any, asked: Any, path: str, said: list[str]) -> None:
+    """The leaves where two public requests differ, as ``option recorded, this run
+    asked`` (option names and public values only; a nested option named by its path)."""
+    if isinstance(recorded, dict) and isinstance(asked, dict):
+        for key in sorted(set(recorded) | set(asked)):
+            _request_lines(recorded.get(key), asked.get(key),
+                           f"{path}.{key}" if path else str(key), said)
+        return
+    if recorded == asked:
+        return
+    if (isinstance(recorded, list) and isinstance(asked, list)
+            and len(recorded) == len(asked)
+            and any(isinstance(v, dict) for v in (*recorded, *asked))):
+        for i, (r, a) in enumerate(zip(recorded, asked, strict=True)):
+            _request_lines(r, a, f"{path}[{i}]", said)
+        return
+
+    def shown(value: Any) -> str:
+        text = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+        return text if len(text) <= 60 else text[:57] + "..."
+
+    said.append(f"{path} {shown(recorded)}, this run {shown(asked)}")
+
+
+def _last_name(line: str) -> str:
+    """The last name of a line's option path (``plan.statistics``: ``statistics``)."""
+    return line.split(" ", 1)[0].rsplit(".", 1)[-1].split("[", 1)[0]
+
+
+def _other_request(record: Any, request: dict[str, Any] | None,
+                   options: Collection[str] = ()) -> str | None:
+    """What differs between the public request recorded in a released ``record``'s result
+    and this run's ``request`` — None when they are equal, or when either is missing (a
+    result recorded before requests were: :func:`_other_release` compares it). At most
+    three differences are named, those of ``options`` (the options' names) first."""
+    recorded = None if record.result is None else record.result.get(REQUEST_KEY)
+    if request is None or not isinstance(recorded, dict):
+        return None
+    said: list[str] = []
+    _request_lines(recorded, request, "", said)
+    if not said:
+        return None
+    # the options asked first (a line whose last name is an option's); then the rest,
+    # derived from them (a plan's budget split)
+    said = sorted(said, key=lambda line: _last_name(line) not in options)
+    said = [_last_name(line) + " " + line.split(" ", 1)[1]
+            if _last_name(line) in options else line for line in said]  # by its name
+    more = len(said) - 3
+    return "; ".join(said[:3]) + (f"; and {more} more" if more > 0 else "")
+
+
 def released_result(settings: LedgerSettings | None, guarantee: Guarantee | None = None,
                     features: Sequence[str] | None = None,
-                    foreign: Callable[[dict[str, Any]], str | None] | None = None
-                    ) -> dict[str, Any] | None:
+                    foreign: Callable[[dict[str, Any]], str | None] | None = None,
+                    request: dict[str, Any] | None = None,
+                    options: Collection[str] = ()) -> dict[str, Any] | None:
     """The recorded result of an already released run id (None otherwise): lets a job
     re-publish a finished run without reading its input again — the same run: with
     ``guarantee`` (the plan's) and ``features`` (its columns), a released run id whose
-    charge or columns differ is refused (its result is not this run's) — unless
+    charge or columns differ is refused (its result is not this run's), and so is one whose
+    recorded public ``request`` (:data:`REQUEST_KEY`) differs from this run's (the
+    differences named, ``options``' first) — unless
     ``foreign`` names it another kind of run's, which the caller refuses as such when it
     publishes it. Otherwise, with
     ``guarantee`` (the plan's), a run the dataset's cap cannot charge is refused here, at
@@ -141,6 +207,8 @@ def released_result(settings: LedgerSettings | None, guarantee: Guarantee | None
         kind = None if foreign is None or record.result is None else foreign(record.result)
         other = (None if guarantee is None or kind is not None
                  else _other_release(record, guarantee, features))
+        if other is None and kind is None:
+            other = _other_request(record, request, options)
         if other is not None:
             raise ParameterError(
                 f"run id {settings.run_id} was released with other parameters ({other}); "
