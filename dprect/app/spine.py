@@ -16,7 +16,9 @@ runs, in this order:
    that never started has no id to retry);
 3. the run id, printed (with a ledger) before the input is read or anything reserved, so
    that a run that dies can be retried; a run id released before is **replayed** — its
-   recorded result published again, the input never read, nothing spent;
+   recorded result published again, the input never read, nothing spent — when this run
+   asks for the same public request (:func:`public_request`, recorded in the result;
+   another is refused, naming what differs);
 4. the product's announcement (the plan's guarantee and what it expects) — public inputs
    only;
 5. the input, read and its schema checked by the chosen engine's route: a refused table
