@@ -129,9 +129,10 @@ def without_request(record: dict[str, Any]) -> dict[str, Any]:
             if REQUEST_KEY in record else record)
 
 
-def _request_lines(recorded: Any, asked: Any, path: str, said: list[str]) -> None:
-    """The leaves where two public requests differ, as ``option recorded, this run
-    asked`` (option names and public values only; a nested option named by its path)."""
+def _request_lines(recorded: Any, asked: Any, path: str,
+                   said: list[tuple[str, str]]) -> None:
+    """The leaves where two public requests differ: their paths, each with its ``recorded,
+    this run asked`` (public values only)."""
     if isinstance(recorded, dict) and isinstance(asked, dict):
         for key in sorted(set(recorded) | set(asked)):
             _request_lines(recorded.get(key), asked.get(key),
@@ -150,12 +151,12 @@ def _request_lines(recorded: Any, asked: Any, path: str, said: list[str]) -> Non
         text = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
         return text if len(text) <= 60 else text[:57] + "..."
 
-    said.append(f"{path} {shown(recorded)}, this run {shown(asked)}")
+    said.append((path, f"{shown(recorded)}, this run {shown(asked)}"))
 
 
-def _last_name(line: str) -> str:
-    """The last name of a line's option path (``plan.statistics``: ``statistics``)."""
-    return line.split(" ", 1)[0].rsplit(".", 1)[-1].split("[", 1)[0]
+def _last_name(path: str) -> str:
+    """The last name of an option's path (``plan.statistics``: ``statistics``)."""
+    return path.rsplit(".", 1)[-1].split("[", 1)[0]
 
 
 def _other_request(record: Any, request: dict[str, Any] | None,
@@ -167,15 +168,18 @@ def _other_request(record: Any, request: dict[str, Any] | None,
     recorded = None if record.result is None else record.result.get(REQUEST_KEY)
     if request is None or not isinstance(recorded, dict):
         return None
+    found: list[tuple[str, str]] = []
+    _request_lines(recorded, request, "", found)
+    # the options asked first, by their names (a path whose last name is an option's);
+    # then the rest, derived from them (a plan's budget split), by their paths
     said: list[str] = []
-    _request_lines(recorded, request, "", said)
+    for path, values in sorted(found, key=lambda f: _last_name(f[0]) not in options):
+        line = (f"{_last_name(path)} {values}" if _last_name(path) in options
+                else f"{path} {values}")
+        if line not in said:  # one option in two places (the request and its plan)
+            said.append(line)
     if not said:
         return None
-    # the options asked first (a line whose last name is an option's); then the rest,
-    # derived from them (a plan's budget split)
-    said = sorted(said, key=lambda line: _last_name(line) not in options)
-    said = [_last_name(line) + " " + line.split(" ", 1)[1]
-            if _last_name(line) in options else line for line in said]  # by its name
     more = len(said) - 3
     return "; ".join(said[:3]) + (f"; and {more} more" if more > 0 else "")
 
