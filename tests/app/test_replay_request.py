@@ -5,7 +5,7 @@ request, not only its (ε, δ), relation and columns (dprect/app/spine.py
 * an aggregate asking for fewer groups, or fewer statistics, than the run id released is
   refused — one line naming the option and both values, exit 2, nothing written, nothing
   spent — where it republished the released groups and statistics;
-* a fit with another grid under a released run id is refused likewise;
+* a fit with another grid or shape under a released run id is refused likewise;
 * the same request (other outputs) still replays, and so does a preset asking for the
   query an aggregate released (``describe`` is ``aggregate --statistics
   bounds,count,sum,mean``);
@@ -99,7 +99,8 @@ def test_a_preset_replays_the_query_an_aggregate_released(
     assert not (tmp_path / "d2.json").exists()
 
 
-def _fit(tmp_path: Path, grid: str, out: str, common: list[str]) -> list[str]:
+def _fit(tmp_path: Path, grid: str, out: str, common: list[str], *extra: str
+         ) -> list[str]:
     data = tmp_path / "t.parquet"
     if not data.exists():
         rng = np.random.default_rng(3)
@@ -107,16 +108,21 @@ def _fit(tmp_path: Path, grid: str, out: str, common: list[str]) -> list[str]:
                                  "label": rng.integers(0, 2, 400)}), data)
     return ["fit", "--input", str(data), "--features", "a,b", "--label", "label",
             "--epsilon", "1", "--delta", "1e-7", "--grid", grid, "--output",
-            str(tmp_path / out), *common]
+            str(tmp_path / out), *common, *extra]
 
 
-def test_a_fit_on_another_grid_under_a_released_run_id_is_refused(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(("grid", "extra", "said"), [
+    ("0:20:1024", [], "grid 0:10:1024, this run 0:20:1024"),
+    ("0:10:1024", ["--shape", "origin"], "shape general, this run origin"),
+])
+def test_a_fit_with_another_option_under_a_released_run_id_is_refused(
+        grid: str, extra: list[str], said: str, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
     common = _ledger(tmp_path, capsys)
     code, _, err = run(_fit(tmp_path, "0:10:1024", "first.json", common), capsys)
     assert code == 0, err
-    _refused(tmp_path, capsys, _fit(tmp_path, "0:20:1024", "other.json", common),
-             "other.json", "grid 0:10:1024, this run 0:20:1024")
+    _refused(tmp_path, capsys, _fit(tmp_path, grid, "other.json", common, *extra),
+             "other.json", said)
     code, printed, err = run(_fit(tmp_path, "0:10:1024", "again.json", common), capsys)
     assert code == 0 and "released before" in printed, err
     assert (tmp_path / "again.json").read_text() == (tmp_path / "first.json").read_text()
