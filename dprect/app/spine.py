@@ -16,7 +16,9 @@ runs, in this order:
    that never started has no id to retry);
 3. the run id, printed (with a ledger) before the input is read or anything reserved, so
    that a run that dies can be retried; a run id released before is **replayed** — its
-   recorded result published again, the input never read, nothing spent;
+   recorded result published again, the input never read, nothing spent — when this run
+   asks for the same public request (:func:`public_request`, recorded in the result;
+   another is refused, naming what differs);
 4. the product's announcement (the plan's guarantee and what it expects) — public inputs
    only;
 5. the input, read and its schema checked by the chosen engine's route: a refused table
@@ -36,11 +38,15 @@ published. The flow does not branch on the product or the engine.
 
 from __future__ import annotations
 
+import dataclasses
+import enum
+import json
 import re
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, Protocol, TypeVar
 
 from dprect.app.failures import describe_failure
@@ -49,12 +55,14 @@ from dprect.core.accounting import Guarantee
 from dprect.core.errors import ParameterError
 from dprect.core.randomness import SEEDED_WARNING
 from dprect.release.guarded import (
+    REQUEST_KEY,
     Charge,
     LedgerSettings,
     Outcome,
     guarded_release,
     released_result,
     replay,
+    without_request,
 )
 from dprect.release.row_pass import RowPass
 from dprect.release.sinks import Release, Sink, check_distinct, publish, sink_inputs
@@ -183,6 +191,58 @@ class Product(Protocol):
         ...
 
 
+#: the settings' fields that are not part of a run's public request: where it publishes
+#: (its sinks), where it is charged (the ledger, the run id) and where its input and groups
+#: file are read from (the dataset id names the data; a replay may find them moved)
+NOT_REQUESTED = frozenset({"sinks", "ledger", "path", "groups_file"})
+
+
+def _public(value: Any) -> Any:
+    """``value`` as JSON: dataclasses by their fields (but :data:`NOT_REQUESTED`), enums by
+    their spelling, numbers exactly (a float by its repr); anything else by its type."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, enum.Enum):
+        return _public(value.value)
+    if isinstance(value, float | Fraction):
+        return repr(value) if isinstance(value, float) else str(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _public(getattr(value, f.name)) for f in dataclasses.fields(value)
+                if f.name not in NOT_REQUESTED}
+    if isinstance(value, Mapping):
+        return {str(k): _public(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_public(v) for v in value]
+    if isinstance(value, set | frozenset):
+        return sorted((_public(v) for v in value), key=json.dumps)
+    return f"<{type(value).__name__}>"
+
+
+def public_request(settings: Any) -> dict[str, Any]:
+    """A run's public request, canonical: every field of its checked ``settings`` (a
+    dataclass: the request, the columns, groups, statistics, grid, plan, seed …) but where
+    it publishes, is charged and reads (:data:`NOT_REQUESTED`) — public inputs only. A
+    released result records it (:data:`~dprect.release.guarded.REQUEST_KEY`) and a replay
+    of its run id must ask for the same."""
+    made = _public(settings)
+    if not isinstance(made, dict):
+        raise TypeError("a run's settings are a dataclass")
+    return dict(json.loads(json.dumps(made, sort_keys=True)))
+
+
+def option_names() -> frozenset[str]:
+    """Every run option's name (app/options.py's and the requests' fields): what a
+    replay's refusal names first among the differences of two public requests."""
+    from dprect.app.options import RUN_OPTIONS
+    from dprect.app.products import PRODUCTS
+    from dprect.core.request import option_specs
+
+    names = {o.name for o in RUN_OPTIONS} | {o.name for p in PRODUCTS.values()
+                                             for o in p.options}
+    return frozenset(names | {s.name for p in PRODUCTS.values() if p.request is not None
+                              for s in option_specs(p.request)})
+
+
 def open_run(report: Reporter, sinks: Sequence[Sink], inputs: Sequence[tuple[str, str | None]],
              ledger: LedgerSettings | None, seed: int | None, what: str) -> str:
     """The public checks every run starts with, and its run id: no two outputs, inputs (a
@@ -217,8 +277,9 @@ def release_or_replay(report: Reporter, ledger: LedgerSettings | None, run_id: s
                       fresh: Callable[[], Outcome], *,
                       guarantee: Guarantee | None = None,
                       features: Sequence[str] | None = None,
-                      foreign: Callable[[dict[str, Any]], str | None] | None = None
-                      ) -> Outcome:
+                      foreign: Callable[[dict[str, Any]], str | None] | None = None,
+                      request: dict[str, Any] | None = None,
+                      options: Collection[str] = ()) -> Outcome:
     """The end every run shares: a run id the ledger released before is replayed (its
     recorded result published again through ``to_sinks``; the input never read, nothing
     spent), otherwise ``fresh()`` reads, reserves, computes and releases; then one line
@@ -226,11 +287,13 @@ def release_or_replay(report: Reporter, ledger: LedgerSettings | None, run_id: s
     charge — in its relation, or as a new charge on the spend so far — is refused first,
     before any read or reservation (the reservation checks again), and so is a released
     run id whose recorded charge or columns differ from this run's (``features``; one
-    ``foreign`` names another kind of run's is left to ``to_sinks`` to refuse as such).
+    ``foreign`` names another kind of run's is left to ``to_sinks`` to refuse as such), or
+    whose recorded public ``request`` (:func:`public_request`) differs from this run's (the
+    refusal names what differs, the ``options``' names first).
     A ledger run's id is printed once the ledger has been read (a missing or damaged
     ledger, or that refusal, ends a run that never started: it has no id to retry) and
     before anything else, so a run that dies later can be retried under it."""
-    previous = released_result(ledger, guarantee, features, foreign)
+    previous = released_result(ledger, guarantee, features, foreign, request, options)
     if ledger is not None:
         report.say(f"run id {run_id} (dataset {ledger.dataset!r}, ledger {ledger.path})")
     if ledger is not None and previous is not None:
@@ -266,7 +329,10 @@ def run_release(product: Product, route: Any, report: Reporter | None = None) ->
     run_id = open_run(report, settings.sinks, product.inputs(report.name), ledger,
                       settings.seed, product.what)
 
-    def to_sinks(record: dict[str, Any]) -> None:
+    request = public_request(settings)
+
+    def to_sinks(recorded: dict[str, Any]) -> None:
+        record = without_request(recorded)
         other = product.foreign(record)
         if other is not None:
             raise ParameterError(f"run id {run_id} was released by another kind of run "
@@ -286,6 +352,10 @@ def run_release(product: Product, route: Any, report: Reporter | None = None) ->
         for line in publish(settings.sinks, release, show):
             report.say(line)
 
+    def computed(prepared: Any) -> tuple[Guarantee | None, dict[str, Any]]:
+        guarantee, result = product.compute(prepared, progress)
+        return guarantee, {**result, REQUEST_KEY: request}  # what a replay must ask for
+
     def fresh() -> Outcome:
         for line in product.announce():
             report.say(line)
@@ -294,14 +364,17 @@ def run_release(product: Product, route: Any, report: Reporter | None = None) ->
         with product.open(route, progress) as prepared:
             return guarded_release(
                 ledger, charge,
-                lambda: seeded_run_quietly(lambda: product.compute(prepared, progress)),
+                lambda: seeded_run_quietly(lambda: computed(prepared)),
                 to_sinks, what=product.noun, describe=failure_line)
 
     with beat if beat is not None else nullcontext():
-        return release_or_replay(report, ledger, run_id, to_sinks, fresh,
-                                 guarantee=charge.guarantee, features=charge.features,
-                                 foreign=product.foreign)
+        outcome = release_or_replay(report, ledger, run_id, to_sinks, fresh,
+                                    guarantee=charge.guarantee, features=charge.features,
+                                    foreign=product.foreign, request=request,
+                                    options=option_names())
+    return dataclasses.replace(outcome, result=without_request(outcome.result))
 
 
 __all__ = ["Prepared", "Product", "Reporter", "RunSettings", "Summary", "failure_line",
-           "open_run", "release_or_replay", "run_release", "seeded_run_quietly", "silent"]
+           "open_run", "public_request", "release_or_replay", "run_release",
+           "seeded_run_quietly", "silent"]

@@ -39,7 +39,7 @@ import contextlib
 import math
 import signal
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -117,14 +117,84 @@ def _other_release(record: Any, guarantee: Guarantee, features: Sequence[str] | 
     return "; ".join(said) or None
 
 
+#: the key of a released result that holds the run's public request
+#: (:func:`dprect.app.spine.public_request`), compared when its run id is replayed; a
+#: result recorded without it (an older ledger's) is compared by :func:`_other_release`
+REQUEST_KEY = "public_request"
+
+
+def without_request(record: dict[str, Any]) -> dict[str, Any]:
+    """A recorded result as its outputs show it: without the public request it records."""
+    return ({k: v for k, v in record.items() if k != REQUEST_KEY}
+            if REQUEST_KEY in record else record)
+
+
+def _request_lines(recorded: Any, asked: Any, path: str,
+                   said: list[tuple[str, str]]) -> None:
+    """The leaves where two public requests differ: their paths, each with its ``recorded,
+    this run asked`` (public values only)."""
+    if isinstance(recorded, dict) and isinstance(asked, dict):
+        for key in sorted(set(recorded) | set(asked)):
+            _request_lines(recorded.get(key), asked.get(key),
+                           f"{path}.{key}" if path else str(key), said)
+        return
+    if recorded == asked:
+        return
+    if (isinstance(recorded, list) and isinstance(asked, list)
+            and len(recorded) == len(asked)
+            and any(isinstance(v, dict) for v in (*recorded, *asked))):
+        for i, (r, a) in enumerate(zip(recorded, asked, strict=True)):
+            _request_lines(r, a, f"{path}[{i}]", said)
+        return
+
+    def shown(value: Any) -> str:
+        text = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+        return text if len(text) <= 60 else text[:57] + "..."
+
+    said.append((path, f"{shown(recorded)}, this run {shown(asked)}"))
+
+
+def _last_name(path: str) -> str:
+    """The last name of an option's path (``plan.statistics``: ``statistics``)."""
+    return path.rsplit(".", 1)[-1].split("[", 1)[0]
+
+
+def _other_request(record: Any, request: dict[str, Any] | None,
+                   options: Collection[str] = ()) -> str | None:
+    """What differs between the public request recorded in a released ``record``'s result
+    and this run's ``request`` — None when they are equal, or when either is missing (a
+    result recorded before requests were: :func:`_other_release` compares it). At most
+    three differences are named, those of ``options`` (the options' names) first."""
+    recorded = None if record.result is None else record.result.get(REQUEST_KEY)
+    if request is None or not isinstance(recorded, dict):
+        return None
+    found: list[tuple[str, str]] = []
+    _request_lines(recorded, request, "", found)
+    # the options asked first, by their names (a path whose last name is an option's);
+    # then the rest, derived from them (a plan's budget split), by their paths
+    said: list[str] = []
+    for path, values in sorted(found, key=lambda f: _last_name(f[0]) not in options):
+        line = (f"{_last_name(path)} {values}" if _last_name(path) in options
+                else f"{path} {values}")
+        if line not in said:  # one option in two places (the request and its plan)
+            said.append(line)
+    if not said:
+        return None
+    more = len(said) - 3
+    return "; ".join(said[:3]) + (f"; and {more} more" if more > 0 else "")
+
+
 def released_result(settings: LedgerSettings | None, guarantee: Guarantee | None = None,
                     features: Sequence[str] | None = None,
-                    foreign: Callable[[dict[str, Any]], str | None] | None = None
-                    ) -> dict[str, Any] | None:
+                    foreign: Callable[[dict[str, Any]], str | None] | None = None,
+                    request: dict[str, Any] | None = None,
+                    options: Collection[str] = ()) -> dict[str, Any] | None:
     """The recorded result of an already released run id (None otherwise): lets a job
     re-publish a finished run without reading its input again — the same run: with
     ``guarantee`` (the plan's) and ``features`` (its columns), a released run id whose
-    charge or columns differ is refused (its result is not this run's) — unless
+    charge or columns differ is refused (its result is not this run's), and so is one whose
+    recorded public ``request`` (:data:`REQUEST_KEY`) differs from this run's (the
+    differences named, ``options``' first) — unless
     ``foreign`` names it another kind of run's, which the caller refuses as such when it
     publishes it. Otherwise, with
     ``guarantee`` (the plan's), a run the dataset's cap cannot charge is refused here, at
@@ -141,6 +211,8 @@ def released_result(settings: LedgerSettings | None, guarantee: Guarantee | None
         kind = None if foreign is None or record.result is None else foreign(record.result)
         other = (None if guarantee is None or kind is not None
                  else _other_release(record, guarantee, features))
+        if other is None and kind is None:
+            other = _other_request(record, request, options)
         if other is not None:
             raise ParameterError(
                 f"run id {settings.run_id} was released with other parameters ({other}); "

@@ -28,7 +28,13 @@ from golden_cases import INPUT, SEED
 
 import dprect.release.ledger.stored as stored_module
 from dprect.core.accounting import Guarantee
-from dprect.release.guarded import Charge, LedgerSettings, guarded_release, released_result
+from dprect.release.guarded import (
+    Charge,
+    LedgerSettings,
+    guarded_release,
+    released_result,
+    without_request,
+)
 from dprect.release.ledger import Ledger, LedgerError
 
 REQ = {"method": "describe", "features": ["x"], "bound": "test bound",
@@ -356,7 +362,7 @@ def test_a_streamed_runs_json_is_encoded_once_and_written_byte_for_byte(
     row is encoded once (its block's items, as the block is spooled; the stored copy and
     the JSON output lay the record out around them), the JSON output is byte for byte the
     one the same seeded run writes without a ledger, and the stored copy holds those
-    bytes."""
+    bytes (and after them the run's public request, which a replay compares)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -389,4 +395,6 @@ def test_a_streamed_runs_json_is_encoded_once_and_written_byte_for_byte(
     written = (tmp_path / "a.json").read_bytes()
     assert written == (tmp_path / "b.json").read_bytes()
     (path,) = stored_files(Ledger(ledger))
-    assert gzip.decompress(path.read_bytes()) == written
+    stored = gzip.decompress(path.read_bytes())  # the output's bytes, then the request
+    assert written.endswith(b"\n}\n") and stored.startswith(written[:-3] + b",\n")
+    assert without_request(json.loads(stored)) == json.loads(written)
