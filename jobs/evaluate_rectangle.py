@@ -33,6 +33,7 @@ from pyspark.sql import functions as F  # noqa: N812
 from dprect.app.jobs_support import (
     ConfigError,
     Option,
+    check_value,
     config_label,
     exit_now,
     job_main,
@@ -76,8 +77,8 @@ def settings(doc: dict[str, Any]) -> dict[str, Any]:
     cfg = section_values(doc, SECTION, OPTIONS)
     fit = doc.get("fit") or {}
     for key, fit_key in _FROM_FIT.items():
-        if cfg[key] is None and fit.get(fit_key) is not None:
-            cfg[key] = fit[fit_key]
+        if cfg[key] is None and fit.get(fit_key) is not None:  # checked as its own key
+            cfg[key] = check_value(f"fit.{fit_key}", fit[fit_key], OPTIONS[key])
     for key in ("input", "label", "result"):
         if cfg[key] is None:
             raise ConfigError(f"evaluate.{key} is required (or set fit.{_FROM_FIT[key]})")

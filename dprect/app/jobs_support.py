@@ -14,8 +14,8 @@ command-line overrides ``--set KEY=VALUE`` in order:
   (``--set epsilon=0.5`` in the fit job means ``fit.epsilon``). Below ``spark.conf`` the
   rest of the key is one Spark property (``--set spark.conf.spark.driver.memory=2g``).
 * ``VALUE`` is read as one YAML value: ``0.5`` is a number, ``[a, b]`` a list, ``null``
-  nothing, anything else a string. A key that takes text refuses a number (YAML reads
-  ``010`` as 8): quote it, ``--set "dataset='010'"``.
+  nothing, anything else a string. A key that takes text keeps a number as it was
+  written (``010``, ``1.10``, ``20261202``: not YAML's 8 and 1.1), in a file or here.
 
 Each section is checked against the job's table of :class:`Option` s: an unknown key (a
 typo) or a value of the wrong type is an error naming the key, before Spark starts. A
@@ -176,16 +176,72 @@ class _KeyTwiceError(Exception):
         self.first, self.again = first, again
 
 
+class _WrittenInt(int):
+    """A YAML integer that keeps the text it was written as (:attr:`text`; its repr, so
+    a message shows the value as written)."""
+
+    text: str
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+class _WrittenFloat(float):
+    """A YAML float that keeps the text it was written as (:attr:`text`; its repr, so
+    a message shows the value as written)."""
+
+    text: str
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def plain(value: Any) -> Any:
+    """``value`` with every number read from YAML (:class:`_WrittenInt`,
+    :class:`_WrittenFloat`) made a plain ``int`` or ``float`` again, lists and mappings
+    through."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, _WrittenInt):
+        return int(value)
+    if isinstance(value, _WrittenFloat):
+        return float(value)
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {plain(k): plain(v) for k, v in value.items()}
+    return value
+
+
+def _as_text(value: Any) -> str:
+    """A scalar as text: a number read from YAML as it was written (``010``, not 8)."""
+    return str(getattr(value, "text", value))
+
+
 def _load_yaml(data: bytes | str) -> Any:
-    """``yaml.safe_load`` that refuses a mapping giving one key twice (:class:`_KeyTwiceError`).
+    """``yaml.safe_load`` that refuses a mapping giving one key twice (:class:`_KeyTwiceError`)
+    and keeps each number's text (:class:`_WrittenInt`, :class:`_WrittenFloat`).
 
     PyYAML keeps the last of two equal keys without a word, so a second ``epsilon:``
     further down a section, or a second ``fit:`` section appended to a file, would
     silently replace the first (every key of a replaced section lost). Keys merged in
-    with ``<<`` may be overridden, as YAML means them to be."""
+    with ``<<`` may be overridden, as YAML means them to be. A number's text is what a
+    key that takes text gets (:func:`_check_kind`): YAML reads ``010`` as 8, ``1.10`` as
+    1.1 and ``1_000`` as 1000, so a dataset id written ``010`` would be charged as
+    another dataset than the command line's ``--dataset 010``."""
     yaml = _yaml()
 
     class Loader(yaml.SafeLoader):  # type: ignore[name-defined]
+        def construct_yaml_int(self, node: Any) -> Any:
+            number = _WrittenInt(super().construct_yaml_int(node))
+            number.text = str(node.value)
+            return number
+
+        def construct_yaml_float(self, node: Any) -> Any:
+            number = _WrittenFloat(super().construct_yaml_float(node))
+            number.text = str(node.value)
+            return number
+
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:
             if isinstance(node, yaml.MappingNode):
                 seen: dict[Any, int] = {}
@@ -202,6 +258,8 @@ def _load_yaml(data: bytes | str) -> Any:
                         continue
             return super().construct_mapping(node, deep=deep)
 
+    Loader.add_constructor("tag:yaml.org,2002:int", Loader.construct_yaml_int)
+    Loader.add_constructor("tag:yaml.org,2002:float", Loader.construct_yaml_float)
     return yaml.load(data, Loader=Loader)  # a SafeLoader
 
 
@@ -267,6 +325,13 @@ def section_values(doc: Mapping[str, Any], section: str, schema: Schema) -> dict
     return out
 
 
+def check_value(name: str, value: Any, opt: Option) -> Any:
+    """One config value checked against its :class:`Option` as :func:`section_values`
+    checks a section's (a job taking a key from another section's raw values): refused
+    with a :class:`ConfigError` naming ``name``, else the value as the key takes it."""
+    return _check_kind(name, value, opt)
+
+
 def _check_kind(name: str, value: Any, opt: Option) -> Any:
     if value is None:
         return None
@@ -274,17 +339,12 @@ def _check_kind(name: str, value: Any, opt: Option) -> Any:
     if kind == "str":
         if isinstance(value, bool | dict | list):
             raise ConfigError(f"{name} must be a string, got {value!r}")
-        if isinstance(value, int | float):
-            # YAML's number, not the text written: 010 is 8, 1.10 is 1.1, 1_000 is 1000,
-            # 1:30 is 90 — a dataset id or a path would silently become another
-            raise ConfigError(f"{name} must be text, but YAML read it as a number (it "
-                              "reads 010 as 8 and 1.10 as 1.1, not as written): quote the "
-                              "value")
-        return str(value)
+        # a number read from YAML as written: 010, not 8; 1.10, not 1.1 (:func:`_load_yaml`)
+        return _as_text(value)
     if kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{name} must be an integer, got {value!r}")
-        return value
+            raise ConfigError(f"{name} must be an integer, got {plain(value)!r}")
+        return int(value)
     if kind == "float":
         if isinstance(value, str):
             try:
@@ -306,7 +366,7 @@ def _check_kind(name: str, value: Any, opt: Option) -> Any:
         if not isinstance(value, list) or not value or not all(
                 isinstance(v, str | int) and not isinstance(v, bool) for v in value):
             raise ConfigError(f"{name} must be a non-empty list of names, got {value!r}")
-        return [str(v) for v in value]
+        return [_as_text(v) for v in value]
     if kind == "float_list":
         if not isinstance(value, list) or not value:
             raise ConfigError(f"{name} must be a non-empty list of numbers, got {value!r}")
@@ -318,9 +378,9 @@ def _check_kind(name: str, value: Any, opt: Option) -> Any:
         for key, item in value.items():
             if isinstance(item, dict | list) or item is None:
                 raise ConfigError(f"{name}.{key} must be a single value, got {item!r}")
-        return {str(k): str(v).lower() if isinstance(v, bool) else str(v)
+        return {_as_text(k): str(v).lower() if isinstance(v, bool) else _as_text(v)
                 for k, v in value.items()}
-    return value
+    return plain(value)
 
 
 # -- command line -------------------------------------------------------------------------
@@ -626,6 +686,7 @@ __all__ = [
     "apply_override",
     "build_parser",
     "check_groups",
+    "check_value",
     "config_grid",
     "config_label",
     "config_labels",
@@ -635,6 +696,7 @@ __all__ = [
     "job_reporter",
     "job_text",
     "load_config",
+    "plain",
     "quiet_library_logs",
     "report_error",
     "request_options",

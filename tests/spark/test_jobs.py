@@ -197,16 +197,18 @@ def test_a_typo_in_the_spark_section_is_refused_before_the_run_starts(
     assert Ledger(str(ledger)).runs("ds") == []
 
 
-@pytest.mark.parametrize("item, key", [("dataset=010", "dataset"),
-                                       ("dataset=1.10", "dataset"),
-                                       ("run_id=1_000", "run_id")])
-def test_a_name_yaml_reads_as_a_number_is_refused_not_renamed(
-        item: str, key: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("item, dataset, run_id", [("dataset=010", "010", None),
+                                                    ("dataset=1.10", "1.10", None),
+                                                    ("run_id=1_000", "ds", "1_000"),
+                                                    ("run_id=20261202", "ds", "20261202")])
+def test_a_name_yaml_reads_as_a_number_keeps_its_text(
+        item: str, dataset: str, run_id: str | None, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
     """YAML reads ``010`` as 8, ``1.10`` as 1.1 and ``1_000`` as 1000: a job charged the
     dataset '010' under the name '8' (another dataset to the ledger and its cap than
     ``dprect aggregate --dataset 010`` charges) and took a run id other than the one
-    written. A text key given a number is refused in one line naming the key; nothing is
-    charged or written. Quoted, the text is kept as written."""
+    written. A key that takes text keeps the number's text as written — from ``--set``
+    and from the file alike; a number key still reads a number."""
     import aggregate
     from cli_run import run
     from golden_cases import INPUT
@@ -224,15 +226,19 @@ def test_a_name_yaml_reads_as_a_number_is_refused_not_renamed(
         argv += ["--set", setting]
     capsys.readouterr()
     code = aggregate.main(argv, route=NumpyGroupedRoute())
-    err = capsys.readouterr().err.splitlines()
-    assert code == EXIT_BAD_INPUT and err == [
-        f"aggregate: error: aggregate.{key} must be text, but YAML read it as a number "
-        "(it reads 010 as 8 and 1.10 as 1.1, not as written): quote the value"], err
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger"]
-    assert all(Ledger(str(ledger)).runs(name) == [] for name in ("8", "1.1", "ds"))
-    written = item.split("=", 1)[1]
-    doc = load_config(None, [f"{key}='{written}'"], section="aggregate")
-    assert section_values(doc, "aggregate", aggregate.OPTIONS)[key] == written
+    assert code == 0, capsys.readouterr().err
+    (released,) = Ledger(str(ledger)).runs(dataset)
+    assert run_id is None or released.run_id == run_id
+    assert all(Ledger(str(ledger)).runs(name) == [] for name in ("8", "1.1")
+               if name != dataset)
+    config = tmp_path / "numbers.yaml"
+    config.write_text("aggregate:\n  dataset: 010\n  run_id: 1.10\n  epsilon: 1.50\n"
+                      "  columns: [010, x]\n")
+    values = section_values(load_config(str(config), section="aggregate"), "aggregate",
+                            aggregate.OPTIONS)
+    assert (values["dataset"], values["run_id"], values["columns"]) == (
+        "010", "1.10", ["010", "x"])
+    assert values["epsilon"] == 1.5 and type(values["epsilon"]) is float
 
 
 # -- generator ----------------------------------------------------------------------------
