@@ -23,6 +23,7 @@ from dprect.app.aggregate_flow import aggregate_settings, run_aggregate_flow
 from dprect.app.spine import Reporter
 from dprect.engines.spark import executor_draws
 from dprect.engines.spark.grouped_route import SparkGroupedRoute
+from dprect.release.guarded import without_request
 from dprect.release.row_spool import RowSpool
 
 COLUMNS = ["x", "y"]
@@ -173,7 +174,8 @@ def test_the_driver_makes_no_row_of_a_block_packed_in_the_executors(spark, parqu
     and, under a ledger, its text's DEFLATE piece: executor_draws.Packing): on the driver
     nothing packs a block, encodes a row or deflates a block's text — every such call
     fails here (the executors' Python workers import their own, unpatched modules) — and
-    the outputs are the gathered run's, the stored copy the JSON output's bytes."""
+    the outputs are the gathered run's, the stored copy the JSON output's bytes (then the
+    run's public request, which a replay compares)."""
     import gzip
 
     import dprect.release.ledger.stored as stored
@@ -208,7 +210,10 @@ def test_the_driver_makes_no_row_of_a_block_packed_in_the_executors(spark, parqu
     assert pq.read_table(tmp_path / "s" / "t.parquet").equals(
         pq.read_table(gathered / "t.parquet"))
     (path,) = (tmp_path / "s" / "ledger").glob("_dprect_results/*.json.gz")
-    assert gzip.decompress(path.read_bytes()) == (tmp_path / "s" / "r.json").read_bytes()
+    written = (tmp_path / "s" / "r.json").read_bytes()
+    stored_copy = gzip.decompress(path.read_bytes())  # the output's bytes, then the request
+    assert written.endswith(b"\n}\n") and stored_copy.startswith(written[:-3] + b",\n")
+    assert without_request(json.loads(stored_copy)) == json.loads(written)
 
 
 def _spy_batches(monkeypatch: pytest.MonkeyPatch, seen: list[int]) -> None:
