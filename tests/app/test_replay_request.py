@@ -196,3 +196,27 @@ def test_an_aggregate_records_its_request_by_public_values(
     assert code == 0, err
     recorded = Ledger(tmp_path / "ledger").runs("ds")[0].result[REQUEST_KEY]
     assert "<" not in json.dumps(recorded), recorded
+
+
+
+def test_a_request_recorded_with_type_names_still_replays(tmp_path: Path) -> None:
+    """A row recorded before domains and functions were recorded by their public values
+    (``"<FloatBins>"``, a mechanism's ``"column_spec": "<function>"``) still replays the
+    same request, and is still refused another (its plan differs); a text option that
+    looks like a type name is compared as text."""
+    ledger = Ledger(tmp_path / "ledger")
+    ledger.init()
+    g = Guarantee(1.0, 0.0, "add-remove", "bound")
+    old = {"grid": "<FloatBins>", "label": "<A>", "plan": {"bits": 12},
+           "mechanisms": [{"column_spec": "<function>", "name": "bounds"}]}
+    ledger.reserve("ds", "r1", epsilon=1.0, delta=0.0, method="bounds", features=["x"],
+                   bound="bound", neighbouring="add-remove")
+    ledger.release("ds", "r1", {"method": "bounds", REQUEST_KEY: old})
+    settings = LedgerSettings(str(tmp_path / "ledger"), "ds", "r1")
+    asked = {"grid": {"bits": 12, "type": "floatbins"}, "label": "<A>", "plan": {"bits": 12},
+             "mechanisms": [{"name": "bounds"}]}
+    assert released_result(settings, g, ["x"], request=asked) is not None
+    with pytest.raises(Exception, match=r"\(plan.bits 12, this run 10\)"):
+        released_result(settings, g, ["x"], request={**asked, "plan": {"bits": 10}})
+    with pytest.raises(Exception, match=r"\(label <A>, this run <B>\)"):
+        released_result(settings, g, ["x"], request={**asked, "label": "<B>"})
