@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import inspect
 import json
 import re
 import warnings
@@ -199,7 +200,9 @@ NOT_REQUESTED = frozenset({"sinks", "ledger", "path", "groups_file"})
 
 def _public(value: Any) -> Any:
     """``value`` as JSON: dataclasses by their fields (but :data:`NOT_REQUESTED`), enums by
-    their spelling, numbers exactly (a float by its repr); anything else by its type."""
+    their spelling, numbers exactly (a float by its repr), a public parameter object (a
+    domain: ``Grid``, ``FloatBins`` …) by its ``to_json()``; a dataclass's function fields
+    (a mechanism's code) are left out; anything else by its type."""
     if value is None or isinstance(value, bool | int | str):
         return value
     if isinstance(value, enum.Enum):
@@ -208,13 +211,16 @@ def _public(value: Any) -> Any:
         return repr(value) if isinstance(value, float) else str(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _public(getattr(value, f.name)) for f in dataclasses.fields(value)
-                if f.name not in NOT_REQUESTED}
+                if f.name not in NOT_REQUESTED
+                and not inspect.isroutine(getattr(value, f.name))}  # code, not a parameter
     if isinstance(value, Mapping):
         return {str(k): _public(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_public(v) for v in value]
     if isinstance(value, set | frozenset):
         return sorted((_public(v) for v in value), key=json.dumps)
+    if callable(getattr(value, "to_json", None)):
+        return _public(value.to_json())
     return f"<{type(value).__name__}>"
 
 

@@ -23,6 +23,7 @@ corrected against f itself, so exact); −0.0 reads as +0.0.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -49,6 +50,10 @@ class DecimalGrid:
         #: index of the positive tiny cell [0, f_0), whose value is 0.0
         self.zero = self.per_sign + 1
         self.size = 2 * self.per_sign + 2
+
+    def to_json(self) -> dict[str, Any]:
+        """Its public parameters (what a run's recorded request holds)."""
+        return {"type": "decimal", "digits": self.digits}
 
     # -- f_j, the positive values, j = 0 … P − 1
     def _f(self, j: np.ndarray) -> np.ndarray:

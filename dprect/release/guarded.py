@@ -132,7 +132,12 @@ def without_request(record: dict[str, Any]) -> dict[str, Any]:
 def _request_lines(recorded: Any, asked: Any, path: str,
                    said: list[tuple[str, str]]) -> None:
     """The leaves where two public requests differ: their paths, each with its ``recorded,
-    this run asked`` (public values only)."""
+    this run asked`` (public values only). A leaf recorded as an object's type name
+    (``"<FloatBins>"``, ``"<function>"``: a request recorded before objects were recorded
+    by their public parameters) where this run has no text there is not compared: that
+    row's plan, recorded with it, still is."""
+    if _type_name(recorded) and not isinstance(asked, str):
+        return
     if isinstance(recorded, dict) and isinstance(asked, dict):
         for key in sorted(set(recorded) | set(asked)):
             _request_lines(recorded.get(key), asked.get(key),
@@ -154,9 +159,21 @@ def _request_lines(recorded: Any, asked: Any, path: str,
     said.append((path, f"{shown(recorded)}, this run {shown(asked)}"))
 
 
-def _last_name(path: str) -> str:
-    """The last name of an option's path (``plan.statistics``: ``statistics``)."""
-    return path.rsplit(".", 1)[-1].split("[", 1)[0]
+def _type_name(value: Any) -> bool:
+    """Whether ``value`` is an object recorded by its type's name (``"<Grid>"``)."""
+    return (isinstance(value, str) and value.startswith("<") and value.endswith(">")
+            and value[1:-1].isidentifier())
+
+
+def _option_name(path: str, options: Collection[str]) -> str | None:
+    """A difference's path said by the last option it passes through and the names after
+    it (``plan.statistics``: ``statistics``; ``spec.columns[0].grid.bits``: ``grid.bits``),
+    or None where it passes through no option (a value derived from them)."""
+    names = [name.split("[", 1)[0] for name in path.split(".")]
+    for at in range(len(names) - 1, -1, -1):
+        if names[at] in options:
+            return ".".join(names[at:])
+    return None
 
 
 def _other_request(record: Any, request: dict[str, Any] | None,
@@ -170,12 +187,12 @@ def _other_request(record: Any, request: dict[str, Any] | None,
         return None
     found: list[tuple[str, str]] = []
     _request_lines(recorded, request, "", found)
-    # the options asked first, by their names (a path whose last name is an option's);
-    # then the rest, derived from them (a plan's budget split), by their paths
+    # the options asked first, by their names (a path through an option's name); then the
+    # rest, derived from them (a plan's budget split), by their paths
+    named = [(_option_name(path, options), path, values) for path, values in found]
     said: list[str] = []
-    for path, values in sorted(found, key=lambda f: _last_name(f[0]) not in options):
-        line = (f"{_last_name(path)} {values}" if _last_name(path) in options
-                else f"{path} {values}")
+    for option, path, values in sorted(named, key=lambda f: f[0] is None):
+        line = f"{option or path} {values}"
         if line not in said:  # one option in two places (the request and its plan)
             said.append(line)
     if not said:

@@ -15,6 +15,7 @@ request, not only its (ε, δ), relation and columns (dprect/app/spine.py
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -146,3 +147,76 @@ def test_a_result_recorded_without_a_request_replays_on_its_charge(tmp_path: Pat
     assert released_result(other, g, ["x"], request={"grid": "a"}) is not None
     with pytest.raises(Exception, match=r"\(grid a, this run b\)"):
         released_result(other, g, ["x"], request={"grid": "b"})
+
+
+def test_a_bounds_run_with_another_grid_names_the_grid(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A domain is recorded by its public parameters (``to_json``), not by its type: a
+    replay asking another float grid is refused naming ``grid`` and both sizes (it named a
+    derived ``plan.rank_error``), and the recorded request holds no object by its type."""
+    common = _ledger(tmp_path, capsys)
+    bounds = ["bounds", "--input", str(INPUT), "--columns", "x,y", "--epsilon", "1", *common]
+    code, _, err = run([*bounds, "--output", str(tmp_path / "first.json")], capsys)
+    assert code == 0, err
+    recorded = Ledger(tmp_path / "ledger").runs("ds")[0].result[REQUEST_KEY]
+    assert "<" not in json.dumps(recorded), recorded
+    spent = Ledger(tmp_path / "ledger").status("ds").spent
+    code, _, err = run([*bounds, "--grid", "floatbins:10", "--output",
+                        str(tmp_path / "other.json")], capsys)
+    lines = messages(err)
+    assert code == 2 and len(lines) == 1, err
+    assert lines[0].startswith(REFUSED.split("(")[0] + "(grid.bits 12, this run 10; "), lines[0]
+    assert not (tmp_path / "other.json").exists()
+    assert Ledger(tmp_path / "ledger").status("ds").spent == spent
+
+
+@pytest.mark.parametrize("extra", [
+    ["--method", "quantiles"], ["--classes", "0,1"], ["--grid", "float"]])
+def test_a_fit_records_its_request_by_public_values(
+        extra: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every field of a fit's recorded request is a public value (no object said by its
+    type, no function), whatever its method, classes and grid."""
+    common = _ledger(tmp_path, capsys)
+    argv = _fit(tmp_path, "0:10:1024", "first.json", common)
+    if "--grid" in extra:
+        argv = argv[:argv.index("--grid")] + argv[argv.index("--grid") + 2:]
+    code, _, err = run([*argv, *extra], capsys)
+    assert code == 0, err
+    recorded = Ledger(tmp_path / "ledger").runs("ds")[0].result[REQUEST_KEY]
+    assert "<" not in json.dumps(recorded), recorded
+
+
+def test_an_aggregate_records_its_request_by_public_values(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Likewise an aggregate of every statistic family (bounds, describe's, quantiles,
+    variance)."""
+    common = _ledger(tmp_path, capsys)
+    code, _, err = run(_aggregate(tmp_path, "first.json", "--groups", "a,b", "--statistics",
+                                  "bounds,count,sum,mean,variance,median,p90", *common), capsys)
+    assert code == 0, err
+    recorded = Ledger(tmp_path / "ledger").runs("ds")[0].result[REQUEST_KEY]
+    assert "<" not in json.dumps(recorded), recorded
+
+
+
+def test_a_request_recorded_with_type_names_still_replays(tmp_path: Path) -> None:
+    """A row recorded before domains and functions were recorded by their public values
+    (``"<FloatBins>"``, a mechanism's ``"column_spec": "<function>"``) still replays the
+    same request, and is still refused another (its plan differs); a text option that
+    looks like a type name is compared as text."""
+    ledger = Ledger(tmp_path / "ledger")
+    ledger.init()
+    g = Guarantee(1.0, 0.0, "add-remove", "bound")
+    old = {"grid": "<FloatBins>", "label": "<A>", "plan": {"bits": 12},
+           "mechanisms": [{"column_spec": "<function>", "name": "bounds"}]}
+    ledger.reserve("ds", "r1", epsilon=1.0, delta=0.0, method="bounds", features=["x"],
+                   bound="bound", neighbouring="add-remove")
+    ledger.release("ds", "r1", {"method": "bounds", REQUEST_KEY: old})
+    settings = LedgerSettings(str(tmp_path / "ledger"), "ds", "r1")
+    asked = {"grid": {"bits": 12, "type": "floatbins"}, "label": "<A>", "plan": {"bits": 12},
+             "mechanisms": [{"name": "bounds"}]}
+    assert released_result(settings, g, ["x"], request=asked) is not None
+    with pytest.raises(Exception, match=r"\(plan.bits 12, this run 10\)"):
+        released_result(settings, g, ["x"], request={**asked, "plan": {"bits": 10}})
+    with pytest.raises(Exception, match=r"\(label <A>, this run <B>\)"):
+        released_result(settings, g, ["x"], request={**asked, "label": "<B>"})
