@@ -105,6 +105,9 @@ def public_groups(group_by: str | None, groups: str | Sequence[Any] | None,
             f"data-dependent, so they are never read from it as they are), or "
             f"{name('select_groups')} to find them privately")
     if groups_file is not None:
+        if not str(groups_file).strip():  # the current folder, to the operating system
+            raise ParameterError(f"{name('groups_file')} is an empty path; give the file "
+                                 "of group values, one per line")
         values = read_groups_file(groups_file)
         where = f"groups file {groups_file!r}"
     else:

@@ -83,3 +83,14 @@ def test_a_budget_command_with_an_empty_ledger_path_is_refused(
         place: Path, argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     line = _refused(place, argv, capsys)
     assert "the budget ledger's path is empty; give the ledger's folder" in line, line
+
+
+@pytest.mark.parametrize("given", ["", " "])
+def test_an_empty_groups_file_path_is_refused_naming_the_option(
+        place: Path, given: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--groups-file ''`` said the groups file '' "does not exist or is not a file"."""
+    line = _refused(place, [*BOUNDS, "--group-by", "label", "--groups-file", given,
+                            "--output", "b.json", "--ledger", "ledger", "--dataset", "ds"],
+                    capsys)
+    assert line == ("dprect: error: --groups-file is an empty path; give the file of group "
+                    "values, one per line"), line
