@@ -60,6 +60,7 @@ from dprect.release.guarded import (
     Charge,
     LedgerSettings,
     Outcome,
+    check_request,
     guarded_release,
     released_result,
     replay,
@@ -343,6 +344,8 @@ def run_release(product: Product, route: Any, report: Reporter | None = None) ->
         if other is not None:
             raise ParameterError(f"run id {run_id} was released by another kind of run "
                                  f"({other}); use a new run id")
+        # the ledger may hand back another attempt's result (it released in between)
+        check_request(run_id, recorded, request, option_names())
         if beat is not None:
             beat.stage("writing the outputs")
         release = Release(record, run_id, started_at)

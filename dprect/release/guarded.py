@@ -176,13 +176,13 @@ def _option_name(path: str, options: Collection[str]) -> str | None:
     return None
 
 
-def _other_request(record: Any, request: dict[str, Any] | None,
+def _other_request(result: dict[str, Any] | None, request: dict[str, Any] | None,
                    options: Collection[str] = ()) -> str | None:
-    """What differs between the public request recorded in a released ``record``'s result
-    and this run's ``request`` — None when they are equal, or when either is missing (a
-    result recorded before requests were: :func:`_other_release` compares it). At most
-    three differences are named, those of ``options`` (the options' names) first."""
-    recorded = None if record.result is None else record.result.get(REQUEST_KEY)
+    """What differs between the public request recorded in a released ``result`` and this
+    run's ``request`` — None when they are equal, or when either is missing (a result
+    recorded before requests were: :func:`_other_release` compares it). At most three
+    differences are named, those of ``options`` (the options' names) first."""
+    recorded = None if result is None else result.get(REQUEST_KEY)
     if request is None or not isinstance(recorded, dict):
         return None
     found: list[tuple[str, str]] = []
@@ -199,6 +199,24 @@ def _other_request(record: Any, request: dict[str, Any] | None,
         return None
     more = len(said) - 3
     return "; ".join(said[:3]) + (f"; and {more} more" if more > 0 else "")
+
+
+def _released_other(run_id: str, other: str) -> ParameterError:
+    return ParameterError(f"run id {run_id} was released with other parameters ({other}); "
+                          "use a new run id, or the released run's parameters to publish "
+                          "its result again")
+
+
+def check_request(run_id: str, result: dict[str, Any], request: dict[str, Any] | None,
+                  options: Collection[str] = ()) -> None:
+    """Refuse to publish a released ``result`` that records another public request than
+    this run's ``request`` (as :func:`released_result` does at plan time). This is the
+    check made again where a result comes back from the ledger itself: another attempt of
+    the run id may release between the plan-time check and the reservation (the
+    reservation hands back its result) or while this attempt computes (the release does)."""
+    other = _other_request(result, request, options)
+    if other is not None:
+        raise _released_other(run_id, other)
 
 
 def released_result(settings: LedgerSettings | None, guarantee: Guarantee | None = None,
@@ -229,12 +247,9 @@ def released_result(settings: LedgerSettings | None, guarantee: Guarantee | None
         other = (None if guarantee is None or kind is not None
                  else _other_release(record, guarantee, features))
         if other is None and kind is None:
-            other = _other_request(record, request, options)
+            other = _other_request(record.result, request, options)
         if other is not None:
-            raise ParameterError(
-                f"run id {settings.run_id} was released with other parameters ({other}); "
-                "use a new run id, or the released run's parameters to publish its "
-                "result again")
+            raise _released_other(settings.run_id, other)
         return record.result
     if guarantee is not None and (record is None or record.status == "cancelled"):
         ledger.check_charge(settings.dataset, epsilon=guarantee.epsilon,

@@ -15,8 +15,10 @@ request, not only its (ε, δ), relation and columns (dprect/app/spine.py
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -220,3 +222,40 @@ def test_a_request_recorded_with_type_names_still_replays(tmp_path: Path) -> Non
         released_result(settings, g, ["x"], request={**asked, "plan": {"bits": 10}})
     with pytest.raises(Exception, match=r"\(label <A>, this run <B>\)"):
         released_result(settings, g, ["x"], request={**asked, "label": "<B>"})
+
+
+@pytest.mark.parametrize("late", ["reserve", "release"])
+def test_another_request_released_in_between_is_not_published(
+        late: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another attempt of the run id, with another request, releases after this one's
+    plan-time check: the ledger hands its result back at the reservation, or at the
+    release if it came while this one computed. That result is refused as at plan time
+    (it was published as this run's, exit 0), and nothing is written."""
+    import dprect.app.spine as spine
+
+    common = _ledger(tmp_path, capsys)
+    code, _, err = run(_aggregate(tmp_path, "first.json", "--groups", "a,b,c",
+                                  "--statistics", "count,mean", *common), capsys)
+    assert code == 0, err
+    ledger = Ledger(tmp_path / "ledger")
+    released = ledger.runs("ds")[0].result
+    monkeypatch.setattr(spine, "released_result", lambda *a, **k: None)  # checked too soon
+    if late == "release":  # the reservation found it reserved, the release released
+        monkeypatch.setattr(Ledger, "reserve", _reserved_before(Ledger.reserve))
+        monkeypatch.setattr(Ledger, "release", lambda self, ds, run_id, ours: released)
+    code, _, err = run(_aggregate(tmp_path, "other.json", "--groups", "a,b", "--statistics",
+                                  "count,mean", *common), capsys)
+    lines = messages(err)
+    assert code == 2 and len(lines) == 1, err
+    assert lines[0].startswith(REFUSED.split("(")[0] + "(groups a, b, c, this run a, b"), \
+        lines[0]
+    assert not (tmp_path / "other.json").exists()
+
+
+def _reserved_before(reserve: Any) -> Any:
+    """``Ledger.reserve`` as the retry of a reserved run id sees it: no result yet."""
+    def reserved(self: Ledger, *args: Any, **kwargs: Any) -> Any:
+        got = reserve(self, *args, **kwargs)
+        return dataclasses.replace(got, previous_result=None)
+    return reserved
