@@ -59,14 +59,17 @@ NaN, and the last sliver below overflow (709.78, 709.79] goes to :func:`exp`. So
 element is :func:`exp` of it, bit for bit (tests/core/test_crmath.py).
 
 **Compiled.** Where numba loads and can cache its code (:func:`dprect.core.jit_cache.
-cached_njit`), stages 1 and 2 run as one compiled loop (:func:`_fast_loop`): the same
-operations element by element (numba emits no fused multiply-add without fastmath, and
-a decided element is the correctly rounded value whatever route decided it), the same
-bits as numpy's stages (tested on 10^6 elements); about ``np.exp``'s time on a large
-array (an AVX2 machine without AVX-512, where ``np.exp`` is glibc's). The loop also
-checks each element is in the main range (and counts those it leaves to stage 3), so an
-array of the main range takes one compiled call and no reductions (~6 µs on 40 elements,
-this shared machine); one with an element outside it takes the routing below.
+cached_njit`), stages 1 and 2 run as one compiled loop (:func:`dprect.core.exp_jit.
+fast_loop`, loaded by :func:`_kernel`): the same operations element by element — stage
+1's polynomial and stage 2 are the very functions the numpy stages run
+(:mod:`dprect.core.exp_stages`' ``_expm1_poly`` and ``_slow_parts``, compiled there for
+one element) — numba emits no fused multiply-add without fastmath, and a decided element
+is the correctly rounded value whatever route decided it: the same bits as numpy's
+stages (tested on 10^6 elements); about ``np.exp``'s time on a large array (an AVX2
+machine without AVX-512, where ``np.exp`` is glibc's). The loop also checks each element
+is in the main range (and counts those it leaves to stage 3), so an array of the main
+range takes one compiled call and no reductions (~6 µs on 40 elements, this shared
+machine); one with an element outside it takes the routing below.
 Elsewhere, and on arrays below :data:`_KERNEL_FROM` elements, numpy's stages: stage 1
 in chunks of :data:`_CHUNK`, 3–5× ``np.exp`` on a large array and some 30 µs a call on a
 small one (~40 ufunc calls).
@@ -372,8 +375,9 @@ def _exp_subnormal(x: np.ndarray) -> np.ndarray:
 
 def _exp_main(x: np.ndarray) -> np.ndarray:
     """:func:`exp_array` on x in [_LOW, _HIGH] (1-d): stages 1 and 2 compiled where numba
-    loads (:func:`_fast_loop`, the same operations), else stage 1 in chunks of
-    :data:`_CHUNK` (in cache) and stage 2 once on every chunk's undecided; then stage 3."""
+    loads (:func:`dprect.core.exp_jit.fast_loop`, the same operations), else stage 1 in
+    chunks of :data:`_CHUNK` (in cache) and stage 2 once on every chunk's undecided; then
+    stage 3."""
     y = np.empty_like(x)
     ok = np.empty(len(x), dtype=bool)
     kernel = _kernel() if len(x) >= _KERNEL_FROM else None

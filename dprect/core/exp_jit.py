@@ -27,20 +27,12 @@ from typing import Any
 import numpy as np
 
 from dprect.core import exp_stages
-from dprect.core.exp_stages import (
-    _C1,
-    _C2,
-    _C3,
-    _FAST_BOUND,
-    _HIGH,
-    _INV,
-    _LOW,
-    _POW2_OFFSET,
-    _SLOW_BOUND,
-)
 from dprect.core.jit_cache import cached_njit
 
-_C23 = _C2 + _C3
+_LOW, _HIGH, _INV = exp_stages._LOW, exp_stages._HIGH, exp_stages._INV
+_C1, _C23 = exp_stages._C1, exp_stages._C2 + exp_stages._C3
+_FAST_BOUND, _SLOW_BOUND = exp_stages._FAST_BOUND, exp_stages._SLOW_BOUND
+_POW2_OFFSET = exp_stages._POW2_OFFSET
 
 
 def _fast_loop(x: Any, hi: Any, lo: Any, t_high: Any, t_low: Any, pow2: Any, y: Any,
@@ -48,10 +40,9 @@ def _fast_loop(x: Any, hi: Any, lo: Any, t_high: Any, t_low: Any, pow2: Any, y: 
     """Stages 1 and 2 element by element: crmath's ``_reduce``, ``_fast_parts`` (its
     polynomial :func:`expm1_poly` itself), ``_decided``, then where undecided
     :func:`slow_parts` (``_slow_parts`` itself) and the test again, and ``_scale`` — their
-    operations in their order. ``ok`` False leaves an element to stage
-    3. Returns the count of such elements, or −1 at the first element outside [_LOW,
-    _HIGH] or NaN (checked before any table is read; ``y`` and ``ok`` then
-    incomplete)."""
+    operations in their order. ``ok`` False leaves an element to stage 3. Returns the
+    count of such elements, or −1 at the first element outside [_LOW, _HIGH] or NaN
+    (checked before any table is read; ``y`` and ``ok`` then incomplete)."""
     undecided = 0
     for i in range(x.size):
         v = x[i]
