@@ -232,17 +232,17 @@ def test_without_extras_each_feature_names_its_extra(tmp_path: Path):
         expect("sklearn", lambda: dprect.RectangleClassifier)
         # every module outside the Spark package, the scikit-learn classifier (which,
         # like it, is its extra's own module) and the compiled samplers, block draws,
-        # release and quantile tables and cells and H's search (numba's own modules,
-        # imported only where numba is: randomness.kernels, intervals._bisection_kernel)
-        # imports without any extra — and without numba the samplers and H's search run
-        # in Python
+        # release and quantile tables and cells, H's search and exp_array's stages
+        # (numba's own modules, imported only where numba is: randomness.kernels,
+        # intervals._bisection_kernel, crmath._kernel) imports without any extra — and
+        # without numba the samplers, H's search and exp_array run in Python
         failed = []
         for m in pkgutil.walk_packages(dprect.__path__, prefix="dprect."):
             if m.name.startswith("dprect.engines.spark") or m.name in (
                     "dprect.__main__", "dprect.app.classifier", "dprect.core.random_jit",
                     "dprect.core.block_jit", "dprect.core.release_jit",
                     "dprect.core.quantile_jit", "dprect.core.quantile_cell_jit",
-                    "dprect.core.intervals_jit"):
+                    "dprect.core.intervals_jit", "dprect.core.exp_jit"):
                 continue
             try:
                 importlib.import_module(m.name)
@@ -256,6 +256,9 @@ def test_without_extras_each_feature_names_its_extra(tmp_path: Path):
         from dprect.core import intervals
         assert intervals._bisection_kernel() is None, "H's compiled search loaded without numba"
         assert intervals.mixed_quantile(0.5, 0.13, 0.05) > 0  # the numpy path
+        from dprect.core import crmath
+        assert crmath._kernel() is None, "exp_array's compiled stages loaded without numba"
+        assert crmath.exp_array([0.0] * 64)[0] == 1.0  # the numpy stages
         report["imports"] = failed
         print(json.dumps(report))
     """, tmp_path)

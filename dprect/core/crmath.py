@@ -59,14 +59,17 @@ NaN, and the last sliver below overflow (709.78, 709.79] goes to :func:`exp`. So
 element is :func:`exp` of it, bit for bit (tests/core/test_crmath.py).
 
 **Compiled.** Where numba loads and can cache its code (:func:`dprect.core.jit_cache.
-cached_njit`), stages 1 and 2 run as one compiled loop (:func:`_fast_loop`): the same
-operations element by element (numba emits no fused multiply-add without fastmath, and
-a decided element is the correctly rounded value whatever route decided it), the same
-bits as numpy's stages (tested on 10^6 elements); about ``np.exp``'s time on a large
-array (an AVX2 machine without AVX-512, where ``np.exp`` is glibc's). The loop also
-checks each element is in the main range (and counts those it leaves to stage 3), so an
-array of the main range takes one compiled call and no reductions (~6 µs on 40 elements,
-this shared machine); one with an element outside it takes the routing below.
+cached_njit`), stages 1 and 2 run as one compiled loop (:func:`dprect.core.exp_jit.
+fast_loop`, loaded by :func:`_kernel`): the same operations element by element — stage
+1's polynomial and stage 2 are the very functions the numpy stages run
+(:mod:`dprect.core.exp_stages`' ``_expm1_poly`` and ``_slow_parts``, compiled there for
+one element) — numba emits no fused multiply-add without fastmath, and a decided element
+is the correctly rounded value whatever route decided it: the same bits as numpy's
+stages (tested on 10^6 elements); about ``np.exp``'s time on a large array (an AVX2
+machine without AVX-512, where ``np.exp`` is glibc's). The loop also checks each element
+is in the main range (and counts those it leaves to stage 3), so an array of the main
+range takes one compiled call and no reductions (~6 µs on 40 elements, this shared
+machine); one with an element outside it takes the routing below.
 Elsewhere, and on arrays below :data:`_KERNEL_FROM` elements, numpy's stages: stage 1
 in chunks of :data:`_CHUNK`, 3–5× ``np.exp`` on a large array and some 30 µs a call on a
 small one (~40 ufunc calls).
@@ -82,13 +85,32 @@ from typing import Any
 
 import numpy as np
 
+# exp_array's constants and the operations its numpy stages share with the compiled ones
+# (_WIDE, 60 digits, serves expm1 and the table too)
+from dprect.core.exp_stages import (
+    _BITS,
+    _C1,
+    _C2,
+    _C3,
+    _FAST_BOUND,
+    _HIGH,
+    _INV,
+    _LOW,
+    _MASK,
+    _N,
+    _POW2_OFFSET,
+    _SLOW_BOUND,
+    _SPLITTER,
+    _WIDE,
+    _expm1_poly,
+    _slow_parts,
+)
+
 #: significant decimal digits of the scalar functions' exact value before its one rounding
 #: to a double
 DIGITS = 40
 _CTX = decimal.Context(prec=DIGITS, rounding=decimal.ROUND_HALF_EVEN,
                        Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
-_WIDE = decimal.Context(prec=60, rounding=decimal.ROUND_HALF_EVEN,
-                        Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
 _TINY_SERIES = 1e-10
 
 
@@ -195,43 +217,14 @@ def expm1(x: float) -> float:
 
 # -- exp_array -------------------------------------------------------------------------
 
-_BITS = 10
-_N = 1 << _BITS
-_MASK = _N - 1
-
-
-def _split_ln2() -> tuple[float, float, float]:
-    """ln2/2^10 = C1 + C2 + C3, C1 and C2 with 32 significant bits each."""
-    ln2 = _WIDE.divide(_WIDE.ln(Decimal(2)), Decimal(_N))
-    c1 = float(ln2)
-    m, e = math.frexp(c1)
-    c1 = math.ldexp(math.floor(m * 2**32) / 2**32, e)  # 32 bits
-    rest = ln2 - Decimal(c1)
-    c2 = float(rest)
-    m, e = math.frexp(c2)
-    c2 = math.ldexp(math.floor(m * 2**32) / 2**32, e)
-    c3 = float(rest - Decimal(c2))
-    return c1, c2, c3
-
-
-_C1, _C2, _C3 = _split_ln2()
-_INV = float(_WIDE.divide(Decimal(_N), _WIDE.ln(Decimal(2))))  # 2^10/ln2 (any k works)
-#: the Taylor coefficients 1/3!, 1/4!, 1/5! as doubles
-_P3, _P4, _P5 = 1.0 / 6.0, 1.0 / 24.0, 1.0 / 120.0
-#: relative error bounds of the fast and the double-double stage (module notes)
-_FAST_BOUND = 2.0 ** -61
-_SLOW_BOUND = 2.0 ** -72
-#: the elements the vectorised stages take: x in [−708.39, 709.78] (normal results)
-_LOW, _HIGH = -708.39, 709.78
 #: routing limits of the rest: e^x rounds to 0.0 below −745.14 (< ln 2^-1075) and to inf
 #: above 709.79 (> ln(2^1024 − 2^970)); between them and the main range, :func:`exp`
 _ZERO_BELOW, _INF_ABOVE = -745.14, 709.79
 #: exp_array gives 0.0 for every x below this (a caller may skip those elements)
 EXP_ZERO_BELOW = _ZERO_BELOW
-_SPLITTER = 134217729.0
 #: elements a pass of the vectorised stages takes (temporaries of 64 KiB: in cache, and
 #: below malloc's mmap threshold, whose fresh pages cost more than the arithmetic)
-_CHUNK = 8192  # 2^27 + 1 (Dekker/Veltkamp)
+_CHUNK = 8192
 
 
 @lru_cache(maxsize=1)
@@ -280,15 +273,7 @@ def _fast_parts(x: np.ndarray, kf: np.ndarray, j: np.ndarray
     np.subtract(x, r, out=r)  # exact
     tmp = np.multiply(kf, _C2 + _C3)
     r -= tmp  # r
-    p = np.multiply(r, _P5)
-    p += _P4
-    p *= r
-    p += _P3
-    p *= r
-    p += 0.5
-    p *= r
-    p *= r
-    p += r  # e^r − 1
+    p = _expm1_poly(r)
     t = np.take(hi, j, mode="clip")  # j in 0 … 1023 (clip: no bounds check pass)
     p *= t
     p += np.take(lo, j, out=tmp, mode="clip")  # u = t·(e^r − 1) + remainder
@@ -326,44 +311,10 @@ def _scale(y: np.ndarray, e: np.ndarray) -> None:
     y *= e.view(np.float64)
 
 
-def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    s = a + b
-    bv = s - a
-    return s, (a - (s - bv)) + (b - bv)
-
-
-def _split(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    c = a * _SPLITTER
-    high = c - (c - a)
-    return high, a - high
-
-
 def _slow(x: np.ndarray, kf: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Stage 2 (module notes): 2^(j/2^10)·e^r in double-double, and whether decided."""
-    y, res = _slow_parts(x, kf, j)
+    y, res = _slow_parts(x, kf, j, *_table())
     return y, _decided(y, res, _SLOW_BOUND)
-
-
-def _slow_parts(x: np.ndarray, kf: np.ndarray, j: np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray]:
-    """Stage 2's y and residual (y + residual within 2^-74.5 of 2^(j/2^10)·e^r)."""
-    hi, lo, t_high, t_low = _table()
-    a = x - kf * _C1  # exact
-    r, r_lo = _two_sum(a, -(kf * _C2))  # a − k·C2 exactly
-    r_lo -= kf * _C3
-    p = r * r
-    p *= 0.5 + r * (_P3 + r * (_P4 + r * _P5))
-    q = r_lo + (p + r * r_lo)  # e^r − 1 − r, |q| < 2^-22
-    t, tl = hi[j], lo[j]
-    prod = t * r  # t·r exactly as prod + prod_err (Dekker)
-    r_high, r_low = _split(r)
-    th, tlow = t_high[j], t_low[j]
-    prod_err = ((th * r_high - prod) + th * r_low + tlow * r_high) + tlow * r_low
-    s = t + prod
-    s_err = prod - (s - t)  # Fast2Sum, |t| ≥ |prod|
-    tail = s_err + (prod_err + (t * q + tl * (1.0 + r)))
-    y = s + tail
-    return y, tail - (y - s)
 
 
 def exp_array(x: object) -> np.ndarray:
@@ -407,7 +358,7 @@ def _exp_subnormal(x: np.ndarray) -> np.ndarray:
     products by 2^s, y·2^s − n exact); the result is (n + rint(t))·2^-1074 unless t ± the
     error bound round to different integers — then :func:`exp`."""
     kf, j, e = _reduce(x)
-    y, res = _slow_parts(x, kf, j)
+    y, res = _slow_parts(x, kf, j, *_table())
     e += 1074 + 1023
     np.left_shift(e, 52, out=e)
     p2 = e.view(np.float64)  # 2^s, exact (a normal double)
@@ -424,8 +375,9 @@ def _exp_subnormal(x: np.ndarray) -> np.ndarray:
 
 def _exp_main(x: np.ndarray) -> np.ndarray:
     """:func:`exp_array` on x in [_LOW, _HIGH] (1-d): stages 1 and 2 compiled where numba
-    loads (:func:`_fast_loop`, the same operations), else stage 1 in chunks of
-    :data:`_CHUNK` (in cache) and stage 2 once on every chunk's undecided; then stage 3."""
+    loads (:func:`dprect.core.exp_jit.fast_loop`, the same operations), else stage 1 in
+    chunks of :data:`_CHUNK` (in cache) and stage 2 once on every chunk's undecided; then
+    stage 3."""
     y = np.empty_like(x)
     ok = np.empty(len(x), dtype=bool)
     kernel = _kernel() if len(x) >= _KERNEL_FROM else None
@@ -460,92 +412,20 @@ def _stage3(x: np.ndarray, y: np.ndarray, ok: np.ndarray) -> None:
 
 #: arrays from this length take the compiled stages (numpy's below it: no compile or load)
 _KERNEL_FROM = 8
-_C23 = _C2 + _C3
 #: 2^i for i = −_POW2_OFFSET … _POW2_OFFSET − 1 (exact), the compiled stage's scale factors
-_POW2_OFFSET = 600
 _POW2 = np.array([math.ldexp(1.0, i) for i in range(-_POW2_OFFSET, _POW2_OFFSET)])
-
-
-def _fast_loop(x: np.ndarray, hi: np.ndarray, lo: np.ndarray, t_high: np.ndarray,
-               t_low: np.ndarray, pow2: np.ndarray, y: np.ndarray,
-               ok: np.ndarray) -> int:  # pragma: no cover (numba)
-    """Stages 1 and 2 element by element: :func:`_reduce`, :func:`_fast_parts`,
-    :func:`_decided`, then where undecided :func:`_slow_parts`' and the test again, and
-    :func:`_scale` — their operations in their order, each an IEEE-754 operation on
-    doubles (numba emits no fused multiply-add without fastmath). A decided element is
-    the correctly rounded value whatever the route; ``ok`` False leaves it to stage 3.
-    Returns the count of such elements, or −1 at the first element outside [_LOW, _HIGH]
-    or NaN (checked before any table is read; ``y`` and ``ok`` then incomplete)."""
-    undecided = 0
-    for i in range(x.size):
-        v = x[i]
-        if not (v >= _LOW and v <= _HIGH):
-            return -1
-        kf = np.rint(v * _INV)
-        k = np.int64(kf)
-        e = k >> 10
-        j = k & 1023
-        r = v - kf * _C1
-        r -= kf * _C23
-        p = r * _P5
-        p += _P4
-        p *= r
-        p += _P3
-        p *= r
-        p += 0.5
-        p *= r
-        p *= r
-        p += r
-        t = hi[j]
-        p *= t
-        p += lo[j]
-        yy = t + p
-        res = p - (yy - t)
-        err = yy * _FAST_BOUND
-        decided = ((res + err) + yy == yy) and ((res - err) + yy == yy)
-        if not decided:  # stage 2, _slow_parts' operations (any decided value is exp's)
-            a = v - kf * _C1
-            b = -(kf * _C2)
-            r = a + b
-            bv = r - a
-            r_lo = (a - (r - bv)) + (b - bv)
-            r_lo -= kf * _C3
-            p = r * r
-            p *= 0.5 + r * (_P3 + r * (_P4 + r * _P5))
-            q = r_lo + (p + r * r_lo)
-            tl = lo[j]
-            prod = t * r
-            c = r * _SPLITTER
-            r_high = c - (c - r)
-            r_low = r - r_high
-            th, tlow = t_high[j], t_low[j]
-            prod_err = ((th * r_high - prod) + th * r_low + tlow * r_high) + tlow * r_low
-            s = t + prod
-            s_err = prod - (s - t)
-            tail = s_err + (prod_err + (t * q + tl * (1.0 + r)))
-            yy = s + tail
-            res = tail - (yy - s)
-            err = yy * _SLOW_BOUND
-            decided = ((res + err) + yy == yy) and ((res - err) + yy == yy)
-        ok[i] = decided  # False: left to stage 3
-        if not decided:
-            undecided += 1
-        half = e >> 1
-        yy *= pow2[half + _POW2_OFFSET]  # 2^half: the value _scale makes from its bits
-        yy *= pow2[e - half + _POW2_OFFSET]
-        y[i] = yy
-    return undecided
 
 
 @lru_cache(maxsize=1)
 def _kernel() -> Any:
-    """:func:`_fast_loop` compiled (numba, cached on disk by
-    :func:`dprect.core.jit_cache.cached_njit`), or None without numba or a cache."""
+    """Stages 1 and 2 compiled (:func:`dprect.core.exp_jit.fast_loop`: numba, cached on
+    disk by :func:`dprect.core.jit_cache.cached_njit`), or None without numba or a
+    cache."""
     try:
-        from dprect.core.jit_cache import cached_njit
-        return cached_njit(_fast_loop)
+        from dprect.core import exp_jit
     except (ImportError, RuntimeError):
         return None
+    return exp_jit.fast_loop
 
 
 __all__ = ["DIGITS", "EXP_ZERO_BELOW", "exp", "exp2", "exp_array", "expm1", "log", "log1p",

@@ -3,19 +3,22 @@ search — the doubling of the upper end, then the bisection — with every miss
 P(|L + r·Z_n| > h) made in the same compiled call, bit for bit what the numpy path
 (:func:`~dprect.core.intervals._laplace_miss`, ``ndarray.sum``) gives.
 
-Imported only where :mod:`dprect.core.random_jit` loads (numba installed, its cache
-writable), by :func:`dprect.core.intervals._bisection_kernel`; elsewhere the numpy path.
+Imported only where :mod:`dprect.core.random_jit` and :mod:`dprect.core.exp_jit` load
+(numba installed, its cache writable), by :func:`dprect.core.intervals._bisection_kernel`;
+elsewhere the numpy path.
 
 **The same bits.** A miss is made element by element with the numpy path's operations
 in their order: the exponents c − h before ``searchsorted(shifts, h, side="right")`` and
 h − c from it, and −h − c; e^x of each as :func:`~dprect.core.crmath.exp_array` gives it
-— 0.0 below ``EXP_ZERO_BELOW``, :func:`dprect.core.crmath._fast_loop` itself (compiled
-here, called on the exponents of the main range) and the subnormal band by
-:func:`~dprect.core.crmath._exp_subnormal`'s operations; the ×½, the 1 − ½e^{h−c} past
-the split, the tail added, the product by the law's probability; then numpy's pairwise
-sum of those terms (:func:`_pairwise`: numpy's ``pairwise_sum`` — eight accumulators on
-blocks of up to 128, halves split at a multiple of 8 — which is what ``ndarray.sum``
-runs on a contiguous float64 array: one inner loop, no buffering) plus the far tail.
+— 0.0 below ``EXP_ZERO_BELOW``, exp_array's compiled stages themselves
+(:func:`dprect.core.exp_jit.fast_loop`, called on the exponents of the main range) and
+the subnormal band by :func:`~dprect.core.crmath._exp_subnormal`'s operations (its stage
+2 the same compiled ``crmath._slow_parts``, :func:`dprect.core.exp_jit.slow_parts`); the
+×½, the 1 − ½e^{h−c} past the split, the tail added, the product by the law's
+probability; then numpy's pairwise sum of those terms (:func:`_pairwise`: numpy's
+``pairwise_sum`` — eight accumulators on blocks of up to 128, halves split at a multiple
+of 8 — which is what ``ndarray.sum`` runs on a contiguous float64 array: one inner loop,
+no buffering) plus the far tail.
 An element whose exponential the compiled stages leave undecided (stage 3: decimal, about
 one in 4·10^5; or NaN) stops the call: its index is returned and the caller makes it with
 :func:`~dprect.core.crmath.exp_array` and calls again, the search resuming at the same h
@@ -30,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from dprect.core import crmath
+from dprect.core.exp_jit import fast_loop, slow_parts
 from dprect.core.random_jit import _jit
 
 #: state slots of :func:`bisect` (a float64 array): the ends, the phase (0 doubling the
@@ -40,16 +44,11 @@ STATE = 5
 
 _LOW, _HIGH = crmath._LOW, crmath._HIGH
 _ZERO_BELOW = crmath.EXP_ZERO_BELOW
-_INV, _C1, _C2, _C3 = crmath._INV, crmath._C1, crmath._C2, crmath._C3
-_P3, _P4, _P5 = crmath._P3, crmath._P4, crmath._P5
+_INV = crmath._INV
 _SLOW_BOUND = crmath._SLOW_BOUND
-_SPLITTER = crmath._SPLITTER
 _POW2_OFFSET = crmath._POW2_OFFSET
 _TINY_STEP = 2.0 ** -52
 _DENORM = 5e-324
-
-#: crmath's compiled stages 1 and 2 (the same function exp_array's kernel compiles)
-_exp_loop = _jit(crmath._fast_loop)
 
 
 @_jit
@@ -129,33 +128,14 @@ def _pairwise(a: Any, n: int) -> float:  # pragma: no cover (numba)
 def _subnormal(x: float, hi: Any, lo: Any, t_high: Any, t_low: Any,
                pow2: Any) -> tuple[float, bool]:  # pragma: no cover (numba)
     """e^x for x in [−745.14, −708.39): :func:`~dprect.core.crmath._exp_subnormal`'s
-    operations on one element (stage 2's double-double, then the subnormal grid), and
-    whether decided (else :func:`~dprect.core.crmath.exp`'s)."""
+    operations on one element (stage 2's double-double, ``crmath._slow_parts`` itself
+    compiled, then the subnormal grid), and whether decided (else
+    :func:`~dprect.core.crmath.exp`'s)."""
     kf = np.rint(x * _INV)
     k = np.int64(kf)
     e = k >> 10
     j = k & 1023
-    a = x - kf * _C1
-    b = -(kf * _C2)
-    r = a + b
-    bv = r - a
-    r_lo = (a - (r - bv)) + (b - bv)
-    r_lo -= kf * _C3
-    p = r * r
-    p *= 0.5 + r * (_P3 + r * (_P4 + r * _P5))
-    q = r_lo + (p + r * r_lo)
-    t, tl = hi[j], lo[j]
-    prod = t * r
-    c = r * _SPLITTER
-    r_high = c - (c - r)
-    r_low = r - r_high
-    th, tlow = t_high[j], t_low[j]
-    prod_err = ((th * r_high - prod) + th * r_low + tlow * r_high) + tlow * r_low
-    s = t + prod
-    s_err = prod - (s - t)
-    tail = s_err + (prod_err + (t * q + tl * (1.0 + r)))
-    y = s + tail
-    res = tail - (y - s)
+    y, res = slow_parts(x, kf, j, hi, lo, t_high, t_low)
     p2 = pow2[e + 1074 + _POW2_OFFSET]  # 2^(e + 1074), as _exp_subnormal makes it
     big = y * p2
     n = np.rint(big)
@@ -199,7 +179,7 @@ def _exponentials(h: float, shifts: Any, args: Any, e: Any, live: Any, where: An
             pending[undecided] = i
             undecided += 1
     if m:
-        _exp_loop(live[:m], hi, lo, t_high, t_low, pow2, y[:m], ok[:m])
+        fast_loop(live[:m], hi, lo, t_high, t_low, pow2, y[:m], ok[:m])
         for q in range(m):
             if ok[q]:
                 e[where[q]] = y[q]
