@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from cli_run import job_argv
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -179,13 +180,11 @@ def test_a_typo_in_the_spark_section_is_refused_before_the_run_starts(
     _product_without_spark(monkeypatch)
     ledger = tmp_path / "ledger"
     assert run(["budget", "init", "--ledger", str(ledger)], capsys)[0] == 0
-    argv = ["--config", str(REPO / "conf" / "aggregate.yaml"),
-            "--set", "spark.loglevel=ERROR"]
-    for item in (f"input={INPUT}", "format=csv", "columns=[x,y]", "group_by=g",
-                 "groups=[a,b,c]", f"output={tmp_path / 'out' / 'r.json'}",
-                 f"table={tmp_path / 'out' / 'r.csv'}", f"ledger={ledger}", "dataset=ds",
-                 "run_id=r1"):
-        argv += ["--set", item]
+    argv = job_argv(REPO / "conf" / "aggregate.yaml", "spark.loglevel=ERROR",
+                    f"input={INPUT}", "format=csv", "columns=[x,y]", "group_by=g",
+                    "groups=[a,b,c]", f"output={tmp_path / 'out' / 'r.json'}",
+                    f"table={tmp_path / 'out' / 'r.csv'}", f"ledger={ledger}",
+                    "dataset=ds", "run_id=r1")
     capsys.readouterr()
     code = aggregate.main(argv)
     out, err = capsys.readouterr()
@@ -218,12 +217,11 @@ def test_a_name_yaml_reads_as_a_number_keeps_its_text(
 
     ledger = tmp_path / "ledger"
     assert run(["budget", "init", "--ledger", str(ledger)], capsys)[0] == 0
-    argv = ["--config", str(REPO / "conf" / "aggregate.yaml")]
-    for setting in (f"input={INPUT}", "format=csv", "columns=[x,y]", "group_by=g",
-                    "groups=[a,b,c]", f"output={tmp_path / 'out' / 'r.json'}",
+    argv = job_argv(REPO / "conf" / "aggregate.yaml", f"input={INPUT}", "format=csv",
+                    "columns=[x,y]", "group_by=g", "groups=[a,b,c]",
+                    f"output={tmp_path / 'out' / 'r.json'}",
                     f"table={tmp_path / 'out' / 'r.csv'}", f"ledger={ledger}",
-                    "dataset=ds", item):
-        argv += ["--set", setting]
+                    "dataset=ds", item)
     capsys.readouterr()
     code = aggregate.main(argv, route=NumpyGroupedRoute())
     assert code == 0, capsys.readouterr().err
@@ -247,9 +245,8 @@ def synthetic(spark, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """Small generated data shared by the fit and evaluation tests."""
     out = tmp_path_factory.mktemp("synthetic")
     code = generate_synthetic.main(
-        ["--set", f"output={out / 'data'}", "--set", "rows=20000", "--set", "features=3",
-         "--set", "parts=2", "--set", "seed=5", "--set", "positive_rate=0.4",
-         "--set", "lower=0", "--set", "upper=1000"], spark)
+        job_argv(None, f"output={out / 'data'}", "rows=20000", "features=3", "parts=2",
+                 "seed=5", "positive_rate=0.4", "lower=0", "upper=1000"), spark)
     assert code == 0
     truth = json.loads((out / "data.truth.json").read_text())
     return {"dir": out, "data": out / "data", "truth_path": out / "data.truth.json",
@@ -281,10 +278,9 @@ def test_generator_is_deterministic_and_writes_delta(spark, synthetic: dict,
     from deltalake import DeltaTable
 
     code = generate_synthetic.main(
-        ["--set", f"output={tmp_path / 'delta'}", "--set", "format=delta",
-         "--set", "rows=20000", "--set", "features=3", "--set", "parts=3",
-         "--set", "seed=5", "--set", "positive_rate=0.4", "--set", "lower=0",
-         "--set", "upper=1000"], spark)
+        job_argv(None, f"output={tmp_path / 'delta'}", "format=delta", "rows=20000",
+                 "features=3", "parts=3", "seed=5", "positive_rate=0.4", "lower=0",
+                 "upper=1000"), spark)
     assert code == 0
     table = DeltaTable(str(tmp_path / "delta"))
     assert table.metadata().partition_columns == ["part"]
@@ -297,8 +293,8 @@ def test_generator_is_deterministic_and_writes_delta(spark, synthetic: dict,
 
 def test_generator_rejects_bad_settings(spark, tmp_path: Path,
                                         capsys: pytest.CaptureFixture[str]) -> None:
-    code = generate_synthetic.main(["--set", f"output={tmp_path / 'x'}",
-                                    "--set", "positive_rate=1.5"], spark)
+    code = generate_synthetic.main(job_argv(None, f"output={tmp_path / 'x'}",
+                                            "positive_rate=1.5"), spark)
     assert code == EXIT_BAD_INPUT
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["generate_synthetic: error: generate.positive_rate must be in (0, 1), "
@@ -327,8 +323,8 @@ def test_generator_refuses_a_sidecar_at_or_inside_its_data(
     folder takes it for data), is refused in one line before Spark starts."""
     _no_spark(monkeypatch, generate_synthetic)
     out = tmp_path / "data"
-    code = generate_synthetic.main(["--set", f"output={out}", "--set", "rows=100",
-                                    "--set", f"truth={tmp_path / truth}"])
+    code = generate_synthetic.main(job_argv(None, f"output={out}", "rows=100",
+                                            f"truth={tmp_path / truth}"))
     err = capsys.readouterr().err.strip().splitlines()
     assert code == EXIT_BAD_INPUT and len(err) == 1, err
     said = ("generate.output and generate.truth are the same path" if truth == "data" else
@@ -362,9 +358,8 @@ def test_evaluation_refuses_an_output_over_what_it_reads(
     before = _files(tmp_path)
     capsys.readouterr()
     code = evaluate_rectangle.main(
-        ["--set", f"fit.input={data}", "--set", "fit.label=label",
-         "--set", f"fit.output={result}", "--set", f"evaluate.truth={truth}",
-         "--set", f"evaluate.output={output}"])
+        job_argv(None, f"fit.input={data}", "fit.label=label", f"fit.output={result}",
+                 f"evaluate.truth={truth}", f"evaluate.output={output}"))
     lines = capsys.readouterr().err.strip().splitlines()
     assert code == EXIT_BAD_INPUT and len(lines) == 1, lines
     said = {"result": "evaluate.output and fit.output are the same path",
@@ -399,8 +394,8 @@ def test_evaluation_refuses_an_output_it_cannot_write_before_its_scan(
     before = _files(tmp_path)
     capsys.readouterr()
     code = evaluate_rectangle.main(
-        ["--set", f"fit.input={data}", "--set", "fit.label=label",
-         "--set", f"fit.output={result}", "--set", f"evaluate.output={output}"])
+        job_argv(None, f"fit.input={data}", "fit.label=label", f"fit.output={result}",
+                 f"evaluate.output={output}"))
     lines = capsys.readouterr().err.strip().splitlines()
     assert code == EXIT_BAD_INPUT and len(lines) == 1, lines
     said = {"a folder": "is a folder; give a file path", "under a file": "cannot be written"}
@@ -413,14 +408,11 @@ def test_evaluation_refuses_an_output_it_cannot_write_before_its_scan(
 
 # -- fit, outputs, evaluation -------------------------------------------------------------
 def fit_args(synthetic: dict, out: Path, *extra: str) -> list[str]:
-    return ["--set", f"input={synthetic['data']}", "--set", "features=[f0, f1, f2]",
-            "--set", "label=label", "--set", "grid=0:1000:4096",
-            "--set", "epsilon=1.0", "--set", "delta=1e-6", "--set", "seed=3",
-            "--set", "dataset=synthetic-test",
-            "--set", f"output={out / 'result.json'}",
-            "--set", f"results_table={out / 'results'}",
-            "--set", f"plot={out / 'rect.png'}",
-            "--set", f"truth={synthetic['truth_path']}", *extra]
+    return [*job_argv(None, f"input={synthetic['data']}", "features=[f0, f1, f2]",
+                      "label=label", "grid=0:1000:4096", "epsilon=1.0", "delta=1e-6",
+                      "seed=3", "dataset=synthetic-test", f"output={out / 'result.json'}",
+                      f"results_table={out / 'results'}", f"plot={out / 'rect.png'}",
+                      f"truth={synthetic['truth_path']}"), *extra]
 
 
 def test_fit_job_end_to_end(spark, synthetic: dict, tmp_path: Path,
@@ -458,10 +450,10 @@ def test_fit_job_end_to_end(spark, synthetic: dict, tmp_path: Path,
     # non-private evaluation of the same result on the same (synthetic) data
     capsys.readouterr()
     code = evaluate_rectangle.main(
-        ["--set", f"fit.input={synthetic['data']}", "--set", "fit.label=label",
-         "--set", f"fit.output={tmp_path / 'result.json'}",
-         "--set", f"fit.truth={synthetic['truth_path']}",
-         "--set", f"evaluate.output={tmp_path / 'eval.json'}"], spark)
+        job_argv(None, f"fit.input={synthetic['data']}", "fit.label=label",
+                 f"fit.output={tmp_path / 'result.json'}",
+                 f"fit.truth={synthetic['truth_path']}",
+                 f"evaluate.output={tmp_path / 'eval.json'}"), spark)
     assert code == 0
     captured = capsys.readouterr()
     assert "NON-PRIVATE EVALUATION" in captured.out and "NON-PRIVATE" in captured.err
@@ -537,11 +529,8 @@ def test_bad_input_ends_with_one_line_and_writes_nothing(
     (tmp_path / "rect.png").unlink()
     capsys.readouterr()
 
-    extra: list[str] = []
-    if table_key:
-        extra += ["--set", f"input={bad_tables[table_key[0]]}"]
-    for k, v in sets.items():
-        extra += ["--set", f"{k}={v}"]
+    extra = job_argv(None, *[f"input={bad_tables[t]}" for t in table_key[:1]],
+                     *[f"{k}={v}" for k, v in sets.items()])
     code = fit_rectangle.main(fit_args(synthetic, tmp_path, *extra), spark)
 
     err = capsys.readouterr().err
@@ -570,10 +559,9 @@ def test_results_path_that_is_not_a_delta_table_is_refused_before_fitting(
 def test_bad_parameters_fail_before_spark_starts(tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     # no session is passed and none is needed: the check happens first
-    code = fit_rectangle.main(["--set", "input=x", "--set", "features=a",
-                               "--set", "label=y", "--set", "epsilon=-1",
-                               "--set", "delta=1e-6",
-                               "--set", f"output={tmp_path / 'r.json'}"])
+    code = fit_rectangle.main(job_argv(None, "input=x", "features=a", "label=y",
+                                       "epsilon=-1", "delta=1e-6",
+                                       f"output={tmp_path / 'r.json'}"))
     err = capsys.readouterr().err.strip()
     assert code == EXIT_BAD_INPUT
     assert err == "fit_rectangle: error: epsilon must be a finite number > 0, got -1.0"
@@ -615,7 +603,7 @@ def test_spark_submit_fit_job(synthetic: dict, tmp_path: Path) -> None:
 def test_spark_submit_bad_input_exit_code_and_one_line(synthetic: dict,
                                                        tmp_path: Path) -> None:
     done = spark_submit("fit_rectangle.py",
-                        *fit_args(synthetic, tmp_path, "--set", "features=[f0, nope]"))
+                        *fit_args(synthetic, tmp_path, *job_argv(None, "features=[f0, nope]")))
     # spark-submit merges the Python driver's stderr into its stdout; the job writes its
     # error line to spark-submit's own stderr
     output = done.stdout + done.stderr
