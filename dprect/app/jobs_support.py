@@ -131,13 +131,16 @@ def load_config(path: str | os.PathLike[str] | None, overrides: Sequence[str] = 
                 *, section: str) -> dict[str, Any]:
     """The configuration document: the YAML file (if any) with ``overrides`` applied.
 
-    Raises :class:`ConfigError` for a missing or unreadable file, a mapping that gives
-    one key twice (:func:`_load_yaml`), a document that is not a mapping of sections, an
-    unknown section or a malformed override.
+    Raises :class:`ConfigError` for a missing file or a folder, an unreadable file, a
+    mapping that gives one key twice (:func:`_load_yaml`), a document that is not a mapping
+    of sections, an unknown section or a malformed override.
     """
     doc: dict[str, Any] = {}
     if path is not None:
         p = Path(path)
+        if p.is_dir():
+            raise ConfigError(f"config file {str(path)!r} is a folder: give the YAML file "
+                              "itself (e.g. conf/local.yaml)")
         if not p.is_file():
             raise ConfigError(f"config file {str(path)!r} does not exist")
         try:

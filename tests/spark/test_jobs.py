@@ -164,6 +164,22 @@ def test_a_command_line_mistake_is_one_line_and_exit_2(
     assert err.splitlines() == [f"fit_rectangle: error: {said} (see fit_rectangle --help)"]
 
 
+def test_a_config_that_is_a_folder_is_refused_as_a_folder(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--config`` given a folder (``conf`` for ``conf/local.yaml``) was said not to
+    exist: it is named a folder, in one line, exit 2, before Spark starts."""
+    _product_without_spark(monkeypatch)
+    (tmp_path / "local.yaml").write_text("fit:\n  epsilon: 1.0\n")
+    code = fit_rectangle.main(["--config", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert code == EXIT_BAD_INPUT and out == "", out
+    assert err.splitlines() == [
+        f"fit_rectangle: error: config file {str(tmp_path)!r} is a folder: give the YAML "
+        "file itself (e.g. conf/local.yaml)"]
+    assert [p.name for p in tmp_path.iterdir()] == ["local.yaml"]
+
+
 def test_a_typo_in_the_spark_section_is_refused_before_the_run_starts(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
