@@ -39,6 +39,7 @@ own stderr instead (:func:`report_error`).
 from __future__ import annotations
 
 import argparse
+import codecs
 import math
 import os
 import re
@@ -143,8 +144,9 @@ def load_config(path: str | os.PathLike[str] | None, overrides: Sequence[str] = 
                               "itself (e.g. conf/local.yaml)")
         if not p.is_file():
             raise ConfigError(f"config file {str(path)!r} does not exist")
+        text = _config_text(path, p.read_bytes())
         try:
-            loaded = _load_yaml(p.read_bytes())
+            loaded = _load_yaml(text)
         except _KeyTwiceError as twice:
             where = (f"line {twice.first}" if twice.first == twice.again
                      else f"lines {twice.first} and {twice.again}")
@@ -153,7 +155,7 @@ def load_config(path: str | os.PathLike[str] | None, overrides: Sequence[str] = 
                               "each section, once") from None
         except _yaml().YAMLError as exc:
             raise ConfigError(f"config file {str(path)!r} is not valid YAML"
-                              f"{_yaml_where(exc)}") from None
+                              f"{_yaml_where(exc, text)}") from None
         if loaded is None:
             loaded = {}
         if not isinstance(loaded, dict):
@@ -169,6 +171,29 @@ def load_config(path: str | os.PathLike[str] | None, overrides: Sequence[str] = 
         if value is not None and not isinstance(value, dict):
             raise ConfigError(f"config section {name!r} must be a mapping, got {value!r}")
     return doc
+
+
+#: the byte-order marks a config file may start with (those PyYAML reads): its codec, its name
+_MARKS = ((codecs.BOM_UTF8, "utf-8", "UTF-8"), (codecs.BOM_UTF16_LE, "utf-16-le", "UTF-16"),
+          (codecs.BOM_UTF16_BE, "utf-16-be", "UTF-16"))
+
+
+def _config_text(path: str | os.PathLike[str], data: bytes) -> str:
+    """A config file's bytes as text: UTF-8, or UTF-16 after its byte-order mark, as
+    PyYAML reads them (a mark at the start left out). Bytes that are not such text are
+    refused naming the file, the encoding and the line of the first byte that is not
+    (counted from the newlines before it), never the decoder's text."""
+    codec, name, body = "utf-8", "UTF-8", data
+    for mark, marked, called in _MARKS:
+        if data.startswith(mark):
+            codec, name, body = marked, called, data[len(mark):]
+            break
+    try:
+        return body.decode(codec)
+    except UnicodeDecodeError as bad:
+        lines_before = body[:bad.start].decode(codec, errors="replace").count("\n")
+        raise ConfigError(f"config file {str(path)!r} is not {name} text (line "
+                          f"{lines_before + 1}): save it as UTF-8") from None
 
 
 class _KeyTwiceError(Exception):
@@ -266,16 +291,21 @@ def _load_yaml(data: bytes | str) -> Any:
     return yaml.load(data, Loader=Loader)  # a SafeLoader
 
 
-def _yaml_where(exc: BaseException) -> str:
+def _yaml_where(exc: BaseException, text: str) -> str:
     """Where PyYAML stopped, as ``" (line L, column C)"`` (1-based integers from the
-    error's mark), or ``""``: the message is built from the path and these numbers only,
-    never from the parser's text, which quotes the file's lines (the charter's reading
-    rule; tests/test_no_library_text.py)."""
+    error's mark), or ``" (line L)"`` for a character YAML does not allow (a control
+    character: its position in ``text``), or ``""``: the message is built from the path
+    and these numbers only, never from the parser's text, which quotes the file's lines
+    (the charter's reading rule; tests/test_no_library_text.py)."""
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     line, column = getattr(mark, "line", None), getattr(mark, "column", None)
-    if type(line) is not int or type(column) is not int:
-        return ""
-    return f" (line {line + 1}, column {column + 1})"
+    if type(line) is int and type(column) is int:
+        return f" (line {line + 1}, column {column + 1})"
+    position = getattr(exc, "position", None)  # yaml.reader.ReaderError's, in ``text``
+    if mark is None and type(position) is int and 0 <= position <= len(text):
+        lines_before = text.count("\n", 0, position)
+        return f" (line {lines_before + 1})"
+    return ""
 
 
 def apply_override(doc: dict[str, Any], item: str, *, section: str) -> None:

@@ -180,6 +180,35 @@ def test_a_config_that_is_a_folder_is_refused_as_a_folder(
     assert [p.name for p in tmp_path.iterdir()] == ["local.yaml"]
 
 
+@pytest.mark.parametrize("body, said", [
+    (b"fit:\n  epsilon: 1.0\n  dataset: caf\xe9\n", "is not UTF-8 text (line 3): save it as "
+                                                     "UTF-8"),
+    (b"\xfe\xff\x00f\x00:\x00\n\xd8\x00", "is not UTF-16 text (line 2): save it as UTF-8"),
+    (b"fit:\n  epsilon: 1.0\x07\n", "is not valid YAML (line 2)"),
+])
+def test_a_config_that_is_not_utf8_text_is_refused_naming_the_file_and_line(
+        body: bytes, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A config file in Latin-1 (or broken UTF-16) was "not valid YAML", with no position:
+    it is one line naming the file, that it is not UTF-8 (UTF-16) text and the line of the
+    first byte that is not; a control character YAML does not allow is placed by its
+    line too. Never the decoder's or the parser's text (which quotes the file); before
+    Spark starts, nothing written."""
+    _product_without_spark(monkeypatch)
+    cfg = tmp_path / "job.yaml"
+    cfg.write_bytes(body)
+    code = fit_rectangle.main(["--config", str(cfg)])
+    out, err = capsys.readouterr()
+    assert code == EXIT_BAD_INPUT and out == "", out
+    assert err.splitlines() == [f"fit_rectangle: error: config file {str(cfg)!r} {said}"]
+    assert [p.name for p in tmp_path.iterdir()] == ["job.yaml"]
+    # UTF-8 with a byte-order mark at its start (Notepad's "UTF-8") and UTF-16 with its
+    # mark are read, as PyYAML reads them
+    for encoding in ("utf-8-sig", "utf-16"):
+        cfg.write_bytes("fit:\n  dataset: café\n".encode(encoding))
+        assert load_config(cfg, section="fit") == {"fit": {"dataset": "café"}}
+
+
 def test_a_typo_in_the_spark_section_is_refused_before_the_run_starts(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
