@@ -15,7 +15,9 @@ command-line overrides ``--set KEY=VALUE`` in order:
   rest of the key is one Spark property (``--set spark.conf.spark.driver.memory=2g``).
 * ``VALUE`` is read as one YAML value: ``0.5`` is a number, ``[a, b]`` a list, ``null``
   nothing, anything else a string. A key that takes text keeps a number as it was
-  written (``010``, ``1.10``, ``20261202``: not YAML's 8 and 1.1), in a file or here.
+  written (``010``, ``1.10``, ``20261202``: not YAML's 8 and 1.1), in a file or here; so
+  do group values and labels (``groups: [010]``, ``positive_label: 010``), read against
+  their column's type as the command line's ``--groups 010`` and ``--positive-label 010``.
 
 Each section is checked against the job's table of :class:`Option` s: an unknown key (a
 typo) or a value of the wrong type is an error naming the key, before Spark starts. A
@@ -91,9 +93,12 @@ class Option(NamedTuple):
     """One key of a config section: its default, its kind and a line of help.
 
     Kinds: ``str``, ``int``, ``float``, ``bool``, ``str_list`` (a list of names, or one
-    comma-separated string), ``float_list``, ``properties`` (a mapping of
-    names to single values, returned as strings) and ``any``. A default of None
-    makes the key optional (None is then accepted for it).
+    comma-separated string), ``float_list``, ``values`` (a list of single values, each
+    number as written, or one comma-separated string: the groups), ``label`` and
+    ``labels`` (a positive label, a class list's entries: :func:`config_label`),
+    ``properties`` (a mapping of names to single values, returned
+    as strings) and ``any``. A default of None makes the key optional (None is then
+    accepted for it).
     """
 
     default: Any
@@ -405,6 +410,15 @@ def _check_kind(name: str, value: Any, opt: Option) -> Any:
             raise ConfigError(f"{name} must be a non-empty list of numbers, got {value!r}")
         return [_check_kind(f"{name}[{i}]", v, Option(None, "float", ""))
                 for i, v in enumerate(value)]
+    if kind == "values":  # the group values: text, as --groups gives them
+        if isinstance(value, list):
+            return [_as_text(v) if isinstance(v, int | float) and not isinstance(v, bool)
+                    else plain(v) for v in value]
+        return plain(value)  # a string is split by the product; else refused there
+    if kind == "label":
+        return config_label(value)
+    if kind == "labels":  # a comma-separated string is split by the job (config_labels)
+        return [config_label(v) for v in value] if isinstance(value, list) else plain(value)
     if kind == "properties":
         if not isinstance(value, dict):
             raise ConfigError(f"{name} must be a mapping of property -> value, got {value!r}")
@@ -563,7 +577,7 @@ def step(prog: str, message: str) -> None:
 
 
 # -- the fit request in a config section ------------------------------------------------------
-_OPTION_KINDS = {"float": "float", "choice": "str", "label": "any", "labels": "any",
+_OPTION_KINDS = {"float": "float", "choice": "str", "label": "label", "labels": "labels",
                  "names": "str_list"}
 
 
@@ -580,7 +594,8 @@ def request_options(kind: type[Any] = FitRequest, unset: Sequence[str] = ()
         if spec.choices:
             text += f" (one of {', '.join(spec.choices)})"
         if spec.kind == "label":
-            text += "; text is read against the column's type (quote yes/no/on/off, which " \
+            text += "; text, and a number as written (010 is '010'), is read against the " \
+                    "column's type, as on the command line (quote yes/no/on/off, which " \
                     "YAML reads as booleans)"
         left_none = spec.name in unset or spec.kind == "label"
         if left_none:
@@ -597,7 +612,7 @@ def run_options(required: Sequence[str] = (),
     master is ``spark.master``); ``required`` names the keys the job requires (checked by
     the job)."""
     kinds = {"str": "str", "int": "int", "float": "float", "choice": "str",
-             "names": "str_list", "count": "int", "spec": "any", "values": "any",
+             "names": "str_list", "count": "int", "spec": "any", "values": "values",
              "flag": "bool"}
     out = {}
     for o in options:
@@ -614,9 +629,17 @@ def run_options(required: Sequence[str] = (),
 
 
 def config_label(value: object) -> object:
-    """A positive label from a config: a YAML number or boolean as it is; a string is
-    text, read against the label column's type (``"1"`` is 1 for a numeric column)."""
-    return LabelText(value) if isinstance(value, str) else value
+    """A positive label from a config, as the command line's ``--positive-label`` reads
+    it: a string, or a number YAML read, is text (:class:`LabelText`) — the number as it
+    was written (``010`` is '010', not YAML's 8; ``1.50`` is '1.50') — read against the
+    label column's type (``"1"`` is 1 for a numeric column, ``010`` is 10 there and '010'
+    for a string column); a boolean (YAML's ``true``, ``yes``) as it is; anything else is
+    left to the request's check."""
+    if isinstance(value, str):
+        return LabelText(value)
+    if isinstance(value, _WrittenInt | _WrittenFloat):
+        return LabelText(value.text)
+    return plain(value)
 
 
 def config_labels(value: object, name: str) -> object:
@@ -629,7 +652,7 @@ def config_labels(value: object, name: str) -> object:
         return [LabelText(t) for t in comma_entries(value, "class", f"{name}: ")]
     if isinstance(value, list):
         return [config_label(v) for v in value]
-    return value
+    return plain(value)
 
 
 # -- a product's section -------------------------------------------------------------------

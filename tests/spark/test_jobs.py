@@ -284,6 +284,103 @@ def test_a_name_yaml_reads_as_a_number_keeps_its_text(
     assert values["epsilon"] == 1.5 and type(values["epsilon"]) is float
 
 
+@pytest.mark.parametrize("kind", ["numeric", "string"])
+def test_group_values_yaml_reads_as_numbers_are_the_command_lines(
+        kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``groups: [010, 8]`` was YAML's [8, 8] ('group value 8 is listed twice'), and
+    ``[010]`` alone the group 8 — another group than ``--groups 010``, which a numeric
+    group column reads as 10 and a string one as '010'. A group value keeps the number's
+    text as written, so the job's run is the command line's, byte for byte."""
+    import aggregate
+    from cli_run import run
+
+    from dprect.engines.grouped import NumpyGroupedRoute
+
+    data = tmp_path / "t.csv"
+    keys = {"numeric": ["8", "10", "0"], "string": ["8", "010", "x"]}[kind]
+    data.write_text("x,g\n" + "".join(f"{i % 7},{keys[i % 3]}\n" for i in range(60)))
+    config = tmp_path / "job.yaml"
+    config.write_text(f"aggregate:\n  input: {data}\n  format: csv\n  columns: [x]\n"
+                      "  statistics: [count, mean]\n  group_by: g\n  groups: [010, 8]\n"
+                      f"  epsilon: 1.0\n  output: {tmp_path / 'job.json'}\n  seed: 7\n")
+    capsys.readouterr()
+    assert aggregate.main(job_argv(config), route=NumpyGroupedRoute()) == 0, \
+        capsys.readouterr().err
+    code, _, err = run(["aggregate", "--input", str(data), "--format", "csv", "--columns",
+                        "x", "--statistics", "count,mean", "--group-by", "g", "--groups",
+                        "010,8", "--epsilon", "1", "--seed", "7", "--output",
+                        str(tmp_path / "cli.json")], capsys)
+    assert code == 0, err
+    assert (tmp_path / "job.json").read_text() == (tmp_path / "cli.json").read_text()
+    record = json.loads((tmp_path / "job.json").read_text())
+    assert sorted({str(row["group"]) for row in record["results"]}) == ["010", "8"]
+
+
+@pytest.mark.parametrize("kind", ["numeric", "string"])
+def test_a_positive_label_yaml_reads_as_a_number_is_the_command_lines(
+        kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``fit.positive_label: 010`` was YAML's 8: the rows labelled 8 of an integer label
+    column, and refused for a string one — where ``--positive-label 010`` is text read
+    against the column's type, 10 and '010'. The job reads a number as written, as the
+    command line does: the same fit, the same public request in the ledger (the job run
+    here on the numpy route, Spark's replaced, to compare it byte for byte); a class
+    list's numbers too (``classes: [010, 8]`` is ``--classes 010,8``)."""
+    from cli_run import run
+
+    from dprect.app.cli import build_parser, flag
+    from dprect.app.flow import fit_settings
+    from dprect.app.spine import public_request
+    from dprect.core.labels import LabelText, resolve_positive_label
+    from dprect.engines.numpy_fit import NumpyRoute
+    from dprect.release.ledger import Ledger
+
+    _product_without_spark(monkeypatch)
+    monkeypatch.setattr("dprect.engines.spark.fit.SparkRoute", lambda *a: NumpyRoute())
+    gen = np.random.default_rng(3)
+    labels = {"numeric": pa.array([8, 10, 0] * 200, pa.int64()),
+              "string": pa.array(["8", "010", "x"] * 200)}[kind]
+    data = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"a": gen.uniform(0, 10, 600), "b": gen.uniform(0, 10, 600),
+                             "label": labels}), data)
+    for name in ("job", "cli"):
+        assert run(["budget", "init", "--ledger", str(tmp_path / f"{name}-ledger")],
+                   capsys)[0] == 0
+    config = tmp_path / "job.yaml"
+    config.write_text(f"fit:\n  input: {data}\n  features: [a, b]\n  label: label\n"
+                      "  positive_label: 010\n  grid: 0:10:1024\n  epsilon: 1.0\n"
+                      f"  delta: 1.0e-6\n  seed: 5\n  output: {tmp_path / 'job.json'}\n"
+                      f"  ledger: {tmp_path / 'job-ledger'}\n  dataset: t\n  run_id: r1\n")
+    capsys.readouterr()
+    assert fit_rectangle.main(job_argv(config)) == 0, capsys.readouterr().err
+    cli = ["fit", "--input", str(data), "--features", "a,b", "--label", "label",
+           "--positive-label", "010", "--grid", "0:10:1024", "--epsilon", "1", "--delta",
+           "1e-6", "--seed", "5", "--output", str(tmp_path / "cli.json"), "--ledger",
+           str(tmp_path / "cli-ledger"), "--dataset", "t", "--run-id", "r1"]
+    code, _, err = run(cli, capsys)
+    assert code == 0, err
+    assert (tmp_path / "job.json").read_text() == (tmp_path / "cli.json").read_text()
+    (job_run,) = Ledger(str(tmp_path / "job-ledger")).runs("t")
+    (cli_run,) = Ledger(str(tmp_path / "cli-ledger")).runs("t")
+    assert job_run.result is not None and "public_request" in job_run.result
+    assert job_run.result == cli_run.result
+    # the label the job's section reads, against the column's type: 10, or '010'
+    cfg = section_values(load_config(config, section="fit"), "fit", fit_rectangle.OPTIONS)
+    request = fit_rectangle.settings(cfg).request
+    assert request.positive_label == LabelText("010")
+    assert resolve_positive_label(request.positive_label, kind, "label",
+                                  integral=True) == {"numeric": 10.0, "string": "010"}[kind]
+    # the evaluation takes the fit's label as the fit reads it
+    assert evaluate_rectangle.settings(load_config(config, section="evaluate"))[
+        "positive_label"] == LabelText("010")
+    config.write_text(config.read_text().replace("  positive_label: 010\n",
+                                                  "  classes: [010, 8]\n"))
+    cfg = section_values(load_config(config, section="fit"), "fit", fit_rectangle.OPTIONS)
+    args = build_parser().parse_args([*cli[:7], *cli[9:], "--classes", "010,8"])
+    assert public_request(fit_rectangle.settings(cfg)) == public_request(
+        fit_settings(vars(args), flag))
+
+
 # -- generator ----------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def synthetic(spark, tmp_path_factory: pytest.TempPathFactory) -> dict:
