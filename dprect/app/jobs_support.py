@@ -18,6 +18,8 @@ command-line overrides ``--set KEY=VALUE`` in order:
   written (``010``, ``1.10``, ``20261202``: not YAML's 8 and 1.1), in a file or here; so
   do group values and labels (``groups: [010]``, ``positive_label: 010``), read against
   their column's type as the command line's ``--groups 010`` and ``--positive-label 010``.
+  A key that takes a number refuses an integer written with a leading zero (``seed: 010``,
+  YAML's octal 8 but the command line's 10), naming the key.
 
 Each section is checked against the job's table of :class:`Option` s: an unknown key (a
 typo) or a value of the wrong type is an error naming the key, before Spark starts. A
@@ -379,6 +381,8 @@ def _check_kind(name: str, value: Any, opt: Option) -> Any:
             raise ConfigError(f"{name} must be a string, got {value!r}")
         # a number read from YAML as written: 010, not 8; 1.10, not 1.1 (:func:`_load_yaml`)
         return _as_text(value)
+    if kind in ("int", "float"):
+        _check_not_octal(name, value)
     if kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
             raise ConfigError(f"{name} must be an integer, got {plain(value)!r}")
@@ -428,6 +432,20 @@ def _check_kind(name: str, value: Any, opt: Option) -> Any:
         return {_as_text(k): str(v).lower() if isinstance(v, bool) else _as_text(v)
                 for k, v in value.items()}
     return plain(value)
+
+
+#: an integer YAML 1.1 reads as octal: a leading zero (``010`` is 8)
+_OCTAL = re.compile(r"[-+]?0[0-7_]+")
+
+
+def _check_not_octal(name: str, value: Any) -> None:
+    """Refuse a number key written as an integer with a leading zero (``seed: 010``,
+    ``--set epsilon=010``): YAML reads it as octal (8), the command line's ``--seed 010``
+    as 10 — ambiguous, so neither is guessed. Decided from the text written only."""
+    if isinstance(value, _WrittenInt) and _OCTAL.fullmatch(value.text):
+        raise ConfigError(f"{name} is written {value.text}, an integer with a leading zero, "
+                          f"which YAML reads as octal ({int(value)}): write it without the "
+                          "leading zero")
 
 
 # -- command line -------------------------------------------------------------------------

@@ -381,6 +381,37 @@ def test_a_positive_label_yaml_reads_as_a_number_is_the_command_lines(
         fit_settings(vars(args), flag))
 
 
+@pytest.mark.parametrize("where, key, written, octal", [
+    ("file", "seed", "010", 8), ("file", "epsilon", "010", 8), ("set", "seed", "-0_10", -8),
+    ("set", "epsilon", "00", 0)])
+def test_a_number_written_with_a_leading_zero_is_refused_naming_the_key(
+        where: str, key: str, written: str, octal: int, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """``seed: 010`` was YAML's octal 8 — silently another seed, or ε, than ``--seed
+    010`` (10) on the command line. A key that takes a number, written as an integer with
+    a leading zero, is refused in one line naming the key and what to write, from a file
+    or ``--set``, before Spark starts; other spellings still read as numbers."""
+    _product_without_spark(monkeypatch)
+    out = tmp_path / "out"
+    config = tmp_path / "job.yaml"
+    section = {"input": str(tmp_path / "t.parquet"), "features": ["a"], "label": "y",
+               "grid": "0:1:16", "epsilon": 1.0, "delta": 1e-6, "seed": 3,
+               "output": str(out / "r.json")}
+    config.write_text(yaml.safe_dump({"fit": section}, sort_keys=False).replace(
+        f"  {key}: {section[key]}\n", f"  {key}: {written}\n" if where == "file" else ""))
+    argv = job_argv(config, *([f"{key}={written}"] if where == "set" else []))
+    code = fit_rectangle.main(argv)
+    captured = capsys.readouterr()
+    assert code == EXIT_BAD_INPUT and captured.out == "", captured.out
+    assert captured.err.splitlines() == [
+        f"fit_rectangle: error: fit.{key} is written {written}, an integer with a leading "
+        f"zero, which YAML reads as octal ({octal}): write it without the leading zero"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["job.yaml"]
+    config.write_text("fit:\n  seed: 10\n  epsilon: 0.50\n  delta: 0x0\n  beta: 01.5\n")
+    cfg = section_values(load_config(config, section="fit"), "fit", fit_rectangle.OPTIONS)
+    assert (cfg["seed"], cfg["epsilon"], cfg["delta"], cfg["beta"]) == (10, 0.5, 0.0, 1.5)
+
+
 # -- generator ----------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def synthetic(spark, tmp_path_factory: pytest.TempPathFactory) -> dict:
