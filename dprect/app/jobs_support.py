@@ -94,13 +94,13 @@ class ConfigError(ParameterError):
 class Option(NamedTuple):
     """One key of a config section: its default, its kind and a line of help.
 
-    Kinds: ``str``, ``int``, ``float``, ``bool``, ``str_list`` (a list of names, or one
+    Kinds: ``str``, ``int``, ``float`` (an integer written with a leading zero refused
+    for both: :func:`_check_not_octal`), ``bool``, ``str_list`` (a list of names, or one
     comma-separated string), ``float_list``, ``values`` (a list of single values, each
     number as written, or one comma-separated string: the groups), ``label`` and
     ``labels`` (a positive label, a class list's entries: :func:`config_label`),
-    ``properties`` (a mapping of names to single values, returned
-    as strings) and ``any``. A default of None makes the key optional (None is then
-    accepted for it).
+    ``properties`` (a mapping of names to single values, returned as strings) and
+    ``any``. A default of None makes the key optional (None is then accepted for it).
     """
 
     default: Any
