@@ -60,8 +60,8 @@ OPTIONS: dict[str, Option] = {
     "version": Option(None, "int", "Delta version (default fit.version)"),
     "timestamp": Option(None, "str", "Delta timestamp (default fit.timestamp)"),
     "label": Option(None, "str", "label column (default fit.label)"),
-    "positive_label": Option(None, "any", "label of the positive rows (default "
-                                          "fit.positive_label, else 1); others are negatives"),
+    "positive_label": Option(None, "label", "label of the positive rows (default "
+                                            "fit.positive_label, else 1); others are negatives"),
     "result": Option(None, "str", "result JSON to evaluate (default fit.output)"),
     "truth": Option(None, "str", "synthetic sidecar with the true rectangle (default "
                                  "fit.truth)"),

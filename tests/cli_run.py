@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -30,3 +31,13 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
         code = exc.code  # type: ignore[assignment]
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def job_argv(config: str | os.PathLike[str] | None, *settings: str) -> list[str]:
+    """A job's command line: ``--config CONFIG`` (none when None), then ``--set ITEM``
+    for each setting ``KEY=VALUE``, in order (a later one wins, as on a real command
+    line)."""
+    argv = [] if config is None else ["--config", str(config)]
+    for item in settings:
+        argv += ["--set", item]
+    return argv

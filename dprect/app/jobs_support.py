@@ -15,7 +15,11 @@ command-line overrides ``--set KEY=VALUE`` in order:
   rest of the key is one Spark property (``--set spark.conf.spark.driver.memory=2g``).
 * ``VALUE`` is read as one YAML value: ``0.5`` is a number, ``[a, b]`` a list, ``null``
   nothing, anything else a string. A key that takes text keeps a number as it was
-  written (``010``, ``1.10``, ``20261202``: not YAML's 8 and 1.1), in a file or here.
+  written (``010``, ``1.10``, ``20261202``: not YAML's 8 and 1.1), in a file or here; so
+  do group values and labels (``groups: [010]``, ``positive_label: 010``), read against
+  their column's type as the command line's ``--groups 010`` and ``--positive-label 010``.
+  A key that takes a number refuses an integer written with a leading zero (``seed: 010``,
+  YAML's octal 8 but the command line's 10), naming the key.
 
 Each section is checked against the job's table of :class:`Option` s: an unknown key (a
 typo) or a value of the wrong type is an error naming the key, before Spark starts. A
@@ -39,6 +43,7 @@ own stderr instead (:func:`report_error`).
 from __future__ import annotations
 
 import argparse
+import codecs
 import math
 import os
 import re
@@ -89,10 +94,13 @@ class ConfigError(ParameterError):
 class Option(NamedTuple):
     """One key of a config section: its default, its kind and a line of help.
 
-    Kinds: ``str``, ``int``, ``float``, ``bool``, ``str_list`` (a list of names, or one
-    comma-separated string), ``float_list``, ``properties`` (a mapping of
-    names to single values, returned as strings) and ``any``. A default of None
-    makes the key optional (None is then accepted for it).
+    Kinds: ``str``, ``int``, ``float`` (an integer written with a leading zero refused
+    for both: :func:`_check_not_octal`), ``bool``, ``str_list`` (a list of names, or one
+    comma-separated string), ``float_list``, ``values`` (a list of single values, each
+    number as written, or one comma-separated string: the groups), ``label`` and
+    ``labels`` (a positive label, a class list's entries: :func:`config_label`),
+    ``properties`` (a mapping of names to single values, returned as strings) and
+    ``any``. A default of None makes the key optional (None is then accepted for it).
     """
 
     default: Any
@@ -131,17 +139,21 @@ def load_config(path: str | os.PathLike[str] | None, overrides: Sequence[str] = 
                 *, section: str) -> dict[str, Any]:
     """The configuration document: the YAML file (if any) with ``overrides`` applied.
 
-    Raises :class:`ConfigError` for a missing or unreadable file, a mapping that gives
-    one key twice (:func:`_load_yaml`), a document that is not a mapping of sections, an
-    unknown section or a malformed override.
+    Raises :class:`ConfigError` for a missing file or a folder, an unreadable file, a
+    mapping that gives one key twice (:func:`_load_yaml`), a document that is not a mapping
+    of sections, an unknown section or a malformed override.
     """
     doc: dict[str, Any] = {}
     if path is not None:
         p = Path(path)
+        if p.is_dir():
+            raise ConfigError(f"config file {str(path)!r} is a folder: give the YAML file "
+                              "itself (e.g. conf/local.yaml)")
         if not p.is_file():
             raise ConfigError(f"config file {str(path)!r} does not exist")
+        text = _config_text(path, p.read_bytes())
         try:
-            loaded = _load_yaml(p.read_bytes())
+            loaded = _load_yaml(text)
         except _KeyTwiceError as twice:
             where = (f"line {twice.first}" if twice.first == twice.again
                      else f"lines {twice.first} and {twice.again}")
@@ -150,7 +162,7 @@ def load_config(path: str | os.PathLike[str] | None, overrides: Sequence[str] = 
                               "each section, once") from None
         except _yaml().YAMLError as exc:
             raise ConfigError(f"config file {str(path)!r} is not valid YAML"
-                              f"{_yaml_where(exc)}") from None
+                              f"{_yaml_where(exc, text)}") from None
         if loaded is None:
             loaded = {}
         if not isinstance(loaded, dict):
@@ -166,6 +178,29 @@ def load_config(path: str | os.PathLike[str] | None, overrides: Sequence[str] = 
         if value is not None and not isinstance(value, dict):
             raise ConfigError(f"config section {name!r} must be a mapping, got {value!r}")
     return doc
+
+
+#: the byte-order marks a config file may start with (those PyYAML reads): its codec, its name
+_MARKS = ((codecs.BOM_UTF8, "utf-8", "UTF-8"), (codecs.BOM_UTF16_LE, "utf-16-le", "UTF-16"),
+          (codecs.BOM_UTF16_BE, "utf-16-be", "UTF-16"))
+
+
+def _config_text(path: str | os.PathLike[str], data: bytes) -> str:
+    """A config file's bytes as text: UTF-8, or UTF-16 after its byte-order mark, as
+    PyYAML reads them (a mark at the start left out). Bytes that are not such text are
+    refused naming the file, the encoding and the line of the first byte that is not
+    (counted from the newlines before it), never the decoder's text."""
+    codec, name, body = "utf-8", "UTF-8", data
+    for mark, marked, called in _MARKS:
+        if data.startswith(mark):
+            codec, name, body = marked, called, data[len(mark):]
+            break
+    try:
+        return body.decode(codec)
+    except UnicodeDecodeError as bad:
+        lines_before = body[:bad.start].decode(codec, errors="replace").count("\n")
+        raise ConfigError(f"config file {str(path)!r} is not {name} text (line "
+                          f"{lines_before + 1}): save it as UTF-8") from None
 
 
 class _KeyTwiceError(Exception):
@@ -263,16 +298,21 @@ def _load_yaml(data: bytes | str) -> Any:
     return yaml.load(data, Loader=Loader)  # a SafeLoader
 
 
-def _yaml_where(exc: BaseException) -> str:
+def _yaml_where(exc: BaseException, text: str) -> str:
     """Where PyYAML stopped, as ``" (line L, column C)"`` (1-based integers from the
-    error's mark), or ``""``: the message is built from the path and these numbers only,
-    never from the parser's text, which quotes the file's lines (the charter's reading
-    rule; tests/test_no_library_text.py)."""
+    error's mark), or ``" (line L)"`` for a character YAML does not allow (a control
+    character: its position in ``text``), or ``""``: the message is built from the path
+    and these numbers only, never from the parser's text, which quotes the file's lines
+    (the charter's reading rule; tests/test_no_library_text.py)."""
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     line, column = getattr(mark, "line", None), getattr(mark, "column", None)
-    if type(line) is not int or type(column) is not int:
-        return ""
-    return f" (line {line + 1}, column {column + 1})"
+    if type(line) is int and type(column) is int:
+        return f" (line {line + 1}, column {column + 1})"
+    position = getattr(exc, "position", None)  # yaml.reader.ReaderError's, in ``text``
+    if mark is None and type(position) is int and 0 <= position <= len(text):
+        lines_before = text.count("\n", 0, position)
+        return f" (line {lines_before + 1})"
+    return ""
 
 
 def apply_override(doc: dict[str, Any], item: str, *, section: str) -> None:
@@ -341,6 +381,8 @@ def _check_kind(name: str, value: Any, opt: Option) -> Any:
             raise ConfigError(f"{name} must be a string, got {value!r}")
         # a number read from YAML as written: 010, not 8; 1.10, not 1.1 (:func:`_load_yaml`)
         return _as_text(value)
+    if kind in ("int", "float"):
+        _check_not_octal(name, value)
     if kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
             raise ConfigError(f"{name} must be an integer, got {plain(value)!r}")
@@ -372,6 +414,15 @@ def _check_kind(name: str, value: Any, opt: Option) -> Any:
             raise ConfigError(f"{name} must be a non-empty list of numbers, got {value!r}")
         return [_check_kind(f"{name}[{i}]", v, Option(None, "float", ""))
                 for i, v in enumerate(value)]
+    if kind == "values":  # the group values: text, as --groups gives them
+        if isinstance(value, list):
+            return [_as_text(v) if isinstance(v, int | float) and not isinstance(v, bool)
+                    else plain(v) for v in value]
+        return plain(value)  # a string is split by the product; else refused there
+    if kind == "label":
+        return config_label(value)
+    if kind == "labels":  # a comma-separated string is split by the job (config_labels)
+        return [config_label(v) for v in value] if isinstance(value, list) else plain(value)
     if kind == "properties":
         if not isinstance(value, dict):
             raise ConfigError(f"{name} must be a mapping of property -> value, got {value!r}")
@@ -381,6 +432,20 @@ def _check_kind(name: str, value: Any, opt: Option) -> Any:
         return {_as_text(k): str(v).lower() if isinstance(v, bool) else _as_text(v)
                 for k, v in value.items()}
     return plain(value)
+
+
+#: an integer YAML 1.1 reads as octal: a leading zero (``010`` is 8)
+_OCTAL = re.compile(r"[-+]?0[0-7_]+")
+
+
+def _check_not_octal(name: str, value: Any) -> None:
+    """Refuse a number key written as an integer with a leading zero (``seed: 010``,
+    ``--set epsilon=010``): YAML reads it as octal (8), the command line's ``--seed 010``
+    as 10 — ambiguous, so neither is guessed. Decided from the text written only."""
+    if isinstance(value, _WrittenInt) and _OCTAL.fullmatch(value.text):
+        raise ConfigError(f"{name} is written {value.text}, an integer with a leading zero, "
+                          f"which YAML reads as octal ({int(value)}): write it without the "
+                          "leading zero")
 
 
 # -- command line -------------------------------------------------------------------------
@@ -530,7 +595,7 @@ def step(prog: str, message: str) -> None:
 
 
 # -- the fit request in a config section ------------------------------------------------------
-_OPTION_KINDS = {"float": "float", "choice": "str", "label": "any", "labels": "any",
+_OPTION_KINDS = {"float": "float", "choice": "str", "label": "label", "labels": "labels",
                  "names": "str_list"}
 
 
@@ -547,7 +612,8 @@ def request_options(kind: type[Any] = FitRequest, unset: Sequence[str] = ()
         if spec.choices:
             text += f" (one of {', '.join(spec.choices)})"
         if spec.kind == "label":
-            text += "; text is read against the column's type (quote yes/no/on/off, which " \
+            text += "; text, and a number as written (010 is '010'), is read against the " \
+                    "column's type, as on the command line (quote yes/no/on/off, which " \
                     "YAML reads as booleans)"
         left_none = spec.name in unset or spec.kind == "label"
         if left_none:
@@ -564,7 +630,7 @@ def run_options(required: Sequence[str] = (),
     master is ``spark.master``); ``required`` names the keys the job requires (checked by
     the job)."""
     kinds = {"str": "str", "int": "int", "float": "float", "choice": "str",
-             "names": "str_list", "count": "int", "spec": "any", "values": "any",
+             "names": "str_list", "count": "int", "spec": "any", "values": "values",
              "flag": "bool"}
     out = {}
     for o in options:
@@ -581,9 +647,17 @@ def run_options(required: Sequence[str] = (),
 
 
 def config_label(value: object) -> object:
-    """A positive label from a config: a YAML number or boolean as it is; a string is
-    text, read against the label column's type (``"1"`` is 1 for a numeric column)."""
-    return LabelText(value) if isinstance(value, str) else value
+    """A positive label from a config, as the command line's ``--positive-label`` reads
+    it: a string, or a number YAML read, is text (:class:`LabelText`) — the number as it
+    was written (``010`` is '010', not YAML's 8; ``1.50`` is '1.50') — read against the
+    label column's type (``"1"`` is 1 for a numeric column, ``010`` is 10 there and '010'
+    for a string column); a boolean (YAML's ``true``, ``yes``) as it is; anything else is
+    left to the request's check."""
+    if isinstance(value, str):
+        return LabelText(value)
+    if isinstance(value, _WrittenInt | _WrittenFloat):
+        return LabelText(value.text)
+    return plain(value)
 
 
 def config_labels(value: object, name: str) -> object:
@@ -596,7 +670,7 @@ def config_labels(value: object, name: str) -> object:
         return [LabelText(t) for t in comma_entries(value, "class", f"{name}: ")]
     if isinstance(value, list):
         return [config_label(v) for v in value]
-    return value
+    return plain(value)
 
 
 # -- a product's section -------------------------------------------------------------------

@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_run import messages, run
+from cli_run import job_argv, messages, run
 from golden_cases import CASES, GOLDEN, INPUT, SEED, check, stable
 
 from dprect.app.cli import build_parser
@@ -138,11 +138,10 @@ def test_the_job_runs_from_its_conf_and_writes_the_commands_result(
     monkeypatch.syspath_prepend(str(REPO / "jobs"))
     import aggregate as job
 
-    argv = ["--config", str(REPO / "conf" / "aggregate.yaml")]
-    for item in (f"input={INPUT}", "format=csv", "columns=[x,y]", "group_by=g",
-                 "groups=[a,b,c]", f"output={tmp_path / 'job.json'}",
-                 f"table={tmp_path / 'job.csv'}", f"seed={SEED}"):
-        argv += ["--set", item]
+    argv = job_argv(REPO / "conf" / "aggregate.yaml", f"input={INPUT}", "format=csv",
+                    "columns=[x,y]", "group_by=g", "groups=[a,b,c]",
+                    f"output={tmp_path / 'job.json'}", f"table={tmp_path / 'job.csv'}",
+                    f"seed={SEED}")
     capsys.readouterr()
     assert job.main(argv, route=NumpyGroupedRoute()) == 0
     assert "[aggregate] plan: " in capsys.readouterr().out
@@ -182,11 +181,9 @@ def test_the_job_gives_the_quantiles_its_interval_level(
     monkeypatch.syspath_prepend(str(REPO / "jobs"))
     import aggregate as job
 
-    argv = ["--config", str(REPO / "conf" / "aggregate.yaml")]
-    for item in (f"input={INPUT}", "format=csv", "columns=[x]", "statistics=median",
-                 "group_by=g", "groups=[a,b,c]", "interval_level=0.8",
-                 f"output={tmp_path / 'job.json'}", f"seed={SEED}"):
-        argv += ["--set", item]
+    argv = job_argv(REPO / "conf" / "aggregate.yaml", f"input={INPUT}", "format=csv",
+                    "columns=[x]", "statistics=median", "group_by=g", "groups=[a,b,c]",
+                    "interval_level=0.8", f"output={tmp_path / 'job.json'}", f"seed={SEED}")
     assert job.main(argv, route=NumpyGroupedRoute()) == 0
     record = json.loads((tmp_path / "job.json").read_text())
     assert record["plan"]["interval_level"] == 0.8
@@ -209,10 +206,9 @@ def test_the_job_refuses_a_coverage_no_asked_statistic_reads(
     monkeypatch.syspath_prepend(str(REPO / "jobs"))
     import aggregate as job
 
-    argv = ["--config", str(REPO / "conf" / "aggregate.yaml")]
-    for item in (f"input={INPUT}", "format=csv", "columns=[x]", "statistics=[count,mean]",
-                 "coverage=0.99", f"output={tmp_path / 'job.json'}", f"seed={SEED}"):
-        argv += ["--set", item]
+    argv = job_argv(REPO / "conf" / "aggregate.yaml", f"input={INPUT}", "format=csv",
+                    "columns=[x]", "statistics=[count,mean]", "coverage=0.99",
+                    f"output={tmp_path / 'job.json'}", f"seed={SEED}")
     capsys.readouterr()
     assert job.main(argv, route=NumpyGroupedRoute()) == 2
     err = capsys.readouterr().err
@@ -243,10 +239,9 @@ def test_a_jobs_group_column_among_its_columns_is_named_by_its_keys(
     monkeypatch.syspath_prepend(str(REPO / "jobs"))
     import aggregate as job
 
-    argv = ["--config", str(REPO / "conf" / "aggregate.yaml")]
-    for item in (f"input={INPUT}", "format=csv", "columns=[x,y]", "group_by=y",
-                 "groups=[a,b]", f"output={tmp_path / 'job.json'}"):
-        argv += ["--set", item]
+    argv = job_argv(REPO / "conf" / "aggregate.yaml", f"input={INPUT}", "format=csv",
+                    "columns=[x,y]", "group_by=y", "groups=[a,b]",
+                    f"output={tmp_path / 'job.json'}")
     capsys.readouterr()
     assert job.main(argv, route=NumpyGroupedRoute()) == 2
     lines = messages(capsys.readouterr().err)

@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_run import run
+from cli_run import job_argv, run
 from golden_cases import INPUT, SEED
 
 import dprect
@@ -92,12 +92,10 @@ def test_the_job_runs_a_mixed_list_and_writes_the_commands_result(
     monkeypatch.syspath_prepend(str(REPO / "jobs"))
     import aggregate as job
 
-    argv = ["--config", str(REPO / "conf" / "aggregate.yaml")]
-    for item in (f"input={INPUT}", "format=csv", "columns=[x,y]", "group_by=g",
-                 "groups=[a,b,c]", f"statistics={ASKED}", "epsilon=2",
-                 f"output={tmp_path / 'job.json'}", f"table={tmp_path / 'job.csv'}",
-                 f"seed={SEED}"):
-        argv += ["--set", item]
+    argv = job_argv(REPO / "conf" / "aggregate.yaml", f"input={INPUT}", "format=csv",
+                    "columns=[x,y]", "group_by=g", "groups=[a,b,c]", f"statistics={ASKED}",
+                    "epsilon=2", f"output={tmp_path / 'job.json'}",
+                    f"table={tmp_path / 'job.csv'}", f"seed={SEED}")
     assert job.main(argv, route=NumpyGroupedRoute()) == 0
     _cli(tmp_path, capsys, "cli", "--table", str(tmp_path / "cli.csv"))
     assert (tmp_path / "job.json").read_text() == (tmp_path / "cli.json").read_text()

@@ -151,10 +151,11 @@ def test_config_loading_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         load_config(bad, section="fit")
     assert str(info.value) == f"config file {str(bad)!r} is not valid YAML (line 3, column 24)"
-    bad.write_bytes(b"fit:\n  x: \xff SECRET_TOKEN_9\n")  # not UTF-8: the reader's error
+    bad.write_bytes(b"fit:\n  x: \xff SECRET_TOKEN_9\n")  # not UTF-8: said so, and where
     with pytest.raises(ConfigError) as info:
         load_config(bad, section="fit")
-    assert str(info.value) == f"config file {str(bad)!r} is not valid YAML"
+    assert str(info.value) == (f"config file {str(bad)!r} is not UTF-8 text (line 2): "
+                               "save it as UTF-8")
     (tmp_path / "odd.yaml").write_text("fitt: {}")
     with pytest.raises(ConfigError, match="unknown config section 'fitt'"):
         load_config(tmp_path / "odd.yaml", section="fit")

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from cli_run import job_argv
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -163,6 +164,51 @@ def test_a_command_line_mistake_is_one_line_and_exit_2(
     assert err.splitlines() == [f"fit_rectangle: error: {said} (see fit_rectangle --help)"]
 
 
+def test_a_config_that_is_a_folder_is_refused_as_a_folder(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--config`` given a folder (``conf`` for ``conf/local.yaml``) was said not to
+    exist: it is named a folder, in one line, exit 2, before Spark starts."""
+    _product_without_spark(monkeypatch)
+    (tmp_path / "local.yaml").write_text("fit:\n  epsilon: 1.0\n")
+    code = fit_rectangle.main(["--config", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert code == EXIT_BAD_INPUT and out == "", out
+    assert err.splitlines() == [
+        f"fit_rectangle: error: config file {str(tmp_path)!r} is a folder: give the YAML "
+        "file itself (e.g. conf/local.yaml)"]
+    assert [p.name for p in tmp_path.iterdir()] == ["local.yaml"]
+
+
+@pytest.mark.parametrize("body, said", [
+    (b"fit:\n  epsilon: 1.0\n  dataset: caf\xe9\n", "is not UTF-8 text (line 3): save it as "
+                                                     "UTF-8"),
+    (b"\xfe\xff\x00f\x00:\x00\n\xd8\x00", "is not UTF-16 text (line 2): save it as UTF-8"),
+    (b"fit:\n  epsilon: 1.0\x07\n", "is not valid YAML (line 2)"),
+])
+def test_a_config_that_is_not_utf8_text_is_refused_naming_the_file_and_line(
+        body: bytes, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A config file in Latin-1 (or broken UTF-16) was "not valid YAML", with no position:
+    it is one line naming the file, that it is not UTF-8 (UTF-16) text and the line of the
+    first byte that is not; a control character YAML does not allow is placed by its
+    line too. Never the decoder's or the parser's text (which quotes the file); before
+    Spark starts, nothing written."""
+    _product_without_spark(monkeypatch)
+    cfg = tmp_path / "job.yaml"
+    cfg.write_bytes(body)
+    code = fit_rectangle.main(["--config", str(cfg)])
+    out, err = capsys.readouterr()
+    assert code == EXIT_BAD_INPUT and out == "", out
+    assert err.splitlines() == [f"fit_rectangle: error: config file {str(cfg)!r} {said}"]
+    assert [p.name for p in tmp_path.iterdir()] == ["job.yaml"]
+    # UTF-8 with a byte-order mark at its start (Notepad's "UTF-8") and UTF-16 with its
+    # mark are read, as PyYAML reads them
+    for encoding in ("utf-8-sig", "utf-16"):
+        cfg.write_bytes("fit:\n  dataset: café\n".encode(encoding))
+        assert load_config(cfg, section="fit") == {"fit": {"dataset": "café"}}
+
+
 def test_a_typo_in_the_spark_section_is_refused_before_the_run_starts(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -179,13 +225,11 @@ def test_a_typo_in_the_spark_section_is_refused_before_the_run_starts(
     _product_without_spark(monkeypatch)
     ledger = tmp_path / "ledger"
     assert run(["budget", "init", "--ledger", str(ledger)], capsys)[0] == 0
-    argv = ["--config", str(REPO / "conf" / "aggregate.yaml"),
-            "--set", "spark.loglevel=ERROR"]
-    for item in (f"input={INPUT}", "format=csv", "columns=[x,y]", "group_by=g",
-                 "groups=[a,b,c]", f"output={tmp_path / 'out' / 'r.json'}",
-                 f"table={tmp_path / 'out' / 'r.csv'}", f"ledger={ledger}", "dataset=ds",
-                 "run_id=r1"):
-        argv += ["--set", item]
+    argv = job_argv(REPO / "conf" / "aggregate.yaml", "spark.loglevel=ERROR",
+                    f"input={INPUT}", "format=csv", "columns=[x,y]", "group_by=g",
+                    "groups=[a,b,c]", f"output={tmp_path / 'out' / 'r.json'}",
+                    f"table={tmp_path / 'out' / 'r.csv'}", f"ledger={ledger}",
+                    "dataset=ds", "run_id=r1")
     capsys.readouterr()
     code = aggregate.main(argv)
     out, err = capsys.readouterr()
@@ -218,12 +262,11 @@ def test_a_name_yaml_reads_as_a_number_keeps_its_text(
 
     ledger = tmp_path / "ledger"
     assert run(["budget", "init", "--ledger", str(ledger)], capsys)[0] == 0
-    argv = ["--config", str(REPO / "conf" / "aggregate.yaml")]
-    for setting in (f"input={INPUT}", "format=csv", "columns=[x,y]", "group_by=g",
-                    "groups=[a,b,c]", f"output={tmp_path / 'out' / 'r.json'}",
+    argv = job_argv(REPO / "conf" / "aggregate.yaml", f"input={INPUT}", "format=csv",
+                    "columns=[x,y]", "group_by=g", "groups=[a,b,c]",
+                    f"output={tmp_path / 'out' / 'r.json'}",
                     f"table={tmp_path / 'out' / 'r.csv'}", f"ledger={ledger}",
-                    "dataset=ds", item):
-        argv += ["--set", setting]
+                    "dataset=ds", item)
     capsys.readouterr()
     code = aggregate.main(argv, route=NumpyGroupedRoute())
     assert code == 0, capsys.readouterr().err
@@ -241,15 +284,142 @@ def test_a_name_yaml_reads_as_a_number_keeps_its_text(
     assert values["epsilon"] == 1.5 and type(values["epsilon"]) is float
 
 
+@pytest.mark.parametrize("kind", ["numeric", "string"])
+def test_group_values_yaml_reads_as_numbers_are_the_command_lines(
+        kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``groups: [010, 8]`` was YAML's [8, 8] ('group value 8 is listed twice'), and
+    ``[010]`` alone the group 8 — another group than ``--groups 010``, which a numeric
+    group column reads as 10 and a string one as '010'. A group value keeps the number's
+    text as written, so the job's run is the command line's, byte for byte."""
+    import aggregate
+    from cli_run import run
+
+    from dprect.engines.grouped import NumpyGroupedRoute
+
+    data = tmp_path / "t.csv"
+    keys = {"numeric": ["8", "10", "0"], "string": ["8", "010", "x"]}[kind]
+    data.write_text("x,g\n" + "".join(f"{i % 7},{keys[i % 3]}\n" for i in range(60)))
+    config = tmp_path / "job.yaml"
+    config.write_text(f"aggregate:\n  input: {data}\n  format: csv\n  columns: [x]\n"
+                      "  statistics: [count, mean]\n  group_by: g\n  groups: [010, 8]\n"
+                      f"  epsilon: 1.0\n  output: {tmp_path / 'job.json'}\n  seed: 7\n")
+    capsys.readouterr()
+    assert aggregate.main(job_argv(config), route=NumpyGroupedRoute()) == 0, \
+        capsys.readouterr().err
+    code, _, err = run(["aggregate", "--input", str(data), "--format", "csv", "--columns",
+                        "x", "--statistics", "count,mean", "--group-by", "g", "--groups",
+                        "010,8", "--epsilon", "1", "--seed", "7", "--output",
+                        str(tmp_path / "cli.json")], capsys)
+    assert code == 0, err
+    assert (tmp_path / "job.json").read_text() == (tmp_path / "cli.json").read_text()
+    record = json.loads((tmp_path / "job.json").read_text())
+    assert sorted({str(row["group"]) for row in record["results"]}) == ["010", "8"]
+
+
+@pytest.mark.parametrize("kind", ["numeric", "string"])
+def test_a_positive_label_yaml_reads_as_a_number_is_the_command_lines(
+        kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``fit.positive_label: 010`` was YAML's 8: the rows labelled 8 of an integer label
+    column, and refused for a string one — where ``--positive-label 010`` is text read
+    against the column's type, 10 and '010'. The job reads a number as written, as the
+    command line does: the same fit, the same public request in the ledger (the job run
+    here on the numpy route, Spark's replaced, to compare it byte for byte); a class
+    list's numbers too (``classes: [010, 8]`` is ``--classes 010,8``)."""
+    from cli_run import run
+
+    from dprect.app.cli import build_parser, flag
+    from dprect.app.flow import fit_settings
+    from dprect.app.spine import public_request
+    from dprect.core.labels import LabelText, resolve_positive_label
+    from dprect.engines.numpy_fit import NumpyRoute
+    from dprect.release.ledger import Ledger
+
+    _product_without_spark(monkeypatch)
+    monkeypatch.setattr("dprect.engines.spark.fit.SparkRoute", lambda *a: NumpyRoute())
+    gen = np.random.default_rng(3)
+    labels = {"numeric": pa.array([8, 10, 0] * 200, pa.int64()),
+              "string": pa.array(["8", "010", "x"] * 200)}[kind]
+    data = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"a": gen.uniform(0, 10, 600), "b": gen.uniform(0, 10, 600),
+                             "label": labels}), data)
+    for name in ("job", "cli"):
+        assert run(["budget", "init", "--ledger", str(tmp_path / f"{name}-ledger")],
+                   capsys)[0] == 0
+    config = tmp_path / "job.yaml"
+    config.write_text(f"fit:\n  input: {data}\n  features: [a, b]\n  label: label\n"
+                      "  positive_label: 010\n  grid: 0:10:1024\n  epsilon: 1.0\n"
+                      f"  delta: 1.0e-6\n  seed: 5\n  output: {tmp_path / 'job.json'}\n"
+                      f"  ledger: {tmp_path / 'job-ledger'}\n  dataset: t\n  run_id: r1\n")
+    capsys.readouterr()
+    assert fit_rectangle.main(job_argv(config)) == 0, capsys.readouterr().err
+    cli = ["fit", "--input", str(data), "--features", "a,b", "--label", "label",
+           "--positive-label", "010", "--grid", "0:10:1024", "--epsilon", "1", "--delta",
+           "1e-6", "--seed", "5", "--output", str(tmp_path / "cli.json"), "--ledger",
+           str(tmp_path / "cli-ledger"), "--dataset", "t", "--run-id", "r1"]
+    code, _, err = run(cli, capsys)
+    assert code == 0, err
+    assert (tmp_path / "job.json").read_text() == (tmp_path / "cli.json").read_text()
+    (job_run,) = Ledger(str(tmp_path / "job-ledger")).runs("t")
+    (cli_run,) = Ledger(str(tmp_path / "cli-ledger")).runs("t")
+    assert job_run.result is not None and "public_request" in job_run.result
+    assert job_run.result == cli_run.result
+    # the label the job's section reads, against the column's type: 10, or '010'
+    cfg = section_values(load_config(config, section="fit"), "fit", fit_rectangle.OPTIONS)
+    request = fit_rectangle.settings(cfg).request
+    assert request.positive_label == LabelText("010")
+    assert resolve_positive_label(request.positive_label, kind, "label",
+                                  integral=True) == {"numeric": 10.0, "string": "010"}[kind]
+    # the evaluation takes the fit's label as the fit reads it
+    assert evaluate_rectangle.settings(load_config(config, section="evaluate"))[
+        "positive_label"] == LabelText("010")
+    config.write_text(config.read_text().replace("  positive_label: 010\n",
+                                                  "  classes: [010, 8]\n"))
+    cfg = section_values(load_config(config, section="fit"), "fit", fit_rectangle.OPTIONS)
+    args = build_parser().parse_args([*cli[:7], *cli[9:], "--classes", "010,8"])
+    assert public_request(fit_rectangle.settings(cfg)) == public_request(
+        fit_settings(vars(args), flag))
+
+
+@pytest.mark.parametrize("where, key, written, octal", [
+    ("file", "seed", "010", 8), ("file", "epsilon", "010", 8), ("set", "seed", "-0_10", -8),
+    ("set", "epsilon", "00", 0)])
+def test_a_number_written_with_a_leading_zero_is_refused_naming_the_key(
+        where: str, key: str, written: str, octal: int, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """``seed: 010`` was YAML's octal 8 — silently another seed, or ε, than ``--seed
+    010`` (10) on the command line. A key that takes a number, written as an integer with
+    a leading zero, is refused in one line naming the key and what to write, from a file
+    or ``--set``, before Spark starts; other spellings still read as numbers."""
+    _product_without_spark(monkeypatch)
+    out = tmp_path / "out"
+    config = tmp_path / "job.yaml"
+    section = {"input": str(tmp_path / "t.parquet"), "features": ["a"], "label": "y",
+               "grid": "0:1:16", "epsilon": 1.0, "delta": 1e-6, "seed": 3,
+               "output": str(out / "r.json")}
+    config.write_text(yaml.safe_dump({"fit": section}, sort_keys=False).replace(
+        f"  {key}: {section[key]}\n", f"  {key}: {written}\n" if where == "file" else ""))
+    argv = job_argv(config, *([f"{key}={written}"] if where == "set" else []))
+    code = fit_rectangle.main(argv)
+    captured = capsys.readouterr()
+    assert code == EXIT_BAD_INPUT and captured.out == "", captured.out
+    assert captured.err.splitlines() == [
+        f"fit_rectangle: error: fit.{key} is written {written}, an integer with a leading "
+        f"zero, which YAML reads as octal ({octal}): write it without the leading zero"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["job.yaml"]
+    config.write_text("fit:\n  seed: 10\n  epsilon: 0.50\n  delta: 0x0\n  beta: 01.5\n")
+    cfg = section_values(load_config(config, section="fit"), "fit", fit_rectangle.OPTIONS)
+    assert (cfg["seed"], cfg["epsilon"], cfg["delta"], cfg["beta"]) == (10, 0.5, 0.0, 1.5)
+
+
 # -- generator ----------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def synthetic(spark, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """Small generated data shared by the fit and evaluation tests."""
     out = tmp_path_factory.mktemp("synthetic")
     code = generate_synthetic.main(
-        ["--set", f"output={out / 'data'}", "--set", "rows=20000", "--set", "features=3",
-         "--set", "parts=2", "--set", "seed=5", "--set", "positive_rate=0.4",
-         "--set", "lower=0", "--set", "upper=1000"], spark)
+        job_argv(None, f"output={out / 'data'}", "rows=20000", "features=3", "parts=2",
+                 "seed=5", "positive_rate=0.4", "lower=0", "upper=1000"), spark)
     assert code == 0
     truth = json.loads((out / "data.truth.json").read_text())
     return {"dir": out, "data": out / "data", "truth_path": out / "data.truth.json",
@@ -281,10 +451,9 @@ def test_generator_is_deterministic_and_writes_delta(spark, synthetic: dict,
     from deltalake import DeltaTable
 
     code = generate_synthetic.main(
-        ["--set", f"output={tmp_path / 'delta'}", "--set", "format=delta",
-         "--set", "rows=20000", "--set", "features=3", "--set", "parts=3",
-         "--set", "seed=5", "--set", "positive_rate=0.4", "--set", "lower=0",
-         "--set", "upper=1000"], spark)
+        job_argv(None, f"output={tmp_path / 'delta'}", "format=delta", "rows=20000",
+                 "features=3", "parts=3", "seed=5", "positive_rate=0.4", "lower=0",
+                 "upper=1000"), spark)
     assert code == 0
     table = DeltaTable(str(tmp_path / "delta"))
     assert table.metadata().partition_columns == ["part"]
@@ -297,8 +466,8 @@ def test_generator_is_deterministic_and_writes_delta(spark, synthetic: dict,
 
 def test_generator_rejects_bad_settings(spark, tmp_path: Path,
                                         capsys: pytest.CaptureFixture[str]) -> None:
-    code = generate_synthetic.main(["--set", f"output={tmp_path / 'x'}",
-                                    "--set", "positive_rate=1.5"], spark)
+    code = generate_synthetic.main(job_argv(None, f"output={tmp_path / 'x'}",
+                                            "positive_rate=1.5"), spark)
     assert code == EXIT_BAD_INPUT
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["generate_synthetic: error: generate.positive_rate must be in (0, 1), "
@@ -327,8 +496,8 @@ def test_generator_refuses_a_sidecar_at_or_inside_its_data(
     folder takes it for data), is refused in one line before Spark starts."""
     _no_spark(monkeypatch, generate_synthetic)
     out = tmp_path / "data"
-    code = generate_synthetic.main(["--set", f"output={out}", "--set", "rows=100",
-                                    "--set", f"truth={tmp_path / truth}"])
+    code = generate_synthetic.main(job_argv(None, f"output={out}", "rows=100",
+                                            f"truth={tmp_path / truth}"))
     err = capsys.readouterr().err.strip().splitlines()
     assert code == EXIT_BAD_INPUT and len(err) == 1, err
     said = ("generate.output and generate.truth are the same path" if truth == "data" else
@@ -362,9 +531,8 @@ def test_evaluation_refuses_an_output_over_what_it_reads(
     before = _files(tmp_path)
     capsys.readouterr()
     code = evaluate_rectangle.main(
-        ["--set", f"fit.input={data}", "--set", "fit.label=label",
-         "--set", f"fit.output={result}", "--set", f"evaluate.truth={truth}",
-         "--set", f"evaluate.output={output}"])
+        job_argv(None, f"fit.input={data}", "fit.label=label", f"fit.output={result}",
+                 f"evaluate.truth={truth}", f"evaluate.output={output}"))
     lines = capsys.readouterr().err.strip().splitlines()
     assert code == EXIT_BAD_INPUT and len(lines) == 1, lines
     said = {"result": "evaluate.output and fit.output are the same path",
@@ -399,8 +567,8 @@ def test_evaluation_refuses_an_output_it_cannot_write_before_its_scan(
     before = _files(tmp_path)
     capsys.readouterr()
     code = evaluate_rectangle.main(
-        ["--set", f"fit.input={data}", "--set", "fit.label=label",
-         "--set", f"fit.output={result}", "--set", f"evaluate.output={output}"])
+        job_argv(None, f"fit.input={data}", "fit.label=label", f"fit.output={result}",
+                 f"evaluate.output={output}"))
     lines = capsys.readouterr().err.strip().splitlines()
     assert code == EXIT_BAD_INPUT and len(lines) == 1, lines
     said = {"a folder": "is a folder; give a file path", "under a file": "cannot be written"}
@@ -413,14 +581,11 @@ def test_evaluation_refuses_an_output_it_cannot_write_before_its_scan(
 
 # -- fit, outputs, evaluation -------------------------------------------------------------
 def fit_args(synthetic: dict, out: Path, *extra: str) -> list[str]:
-    return ["--set", f"input={synthetic['data']}", "--set", "features=[f0, f1, f2]",
-            "--set", "label=label", "--set", "grid=0:1000:4096",
-            "--set", "epsilon=1.0", "--set", "delta=1e-6", "--set", "seed=3",
-            "--set", "dataset=synthetic-test",
-            "--set", f"output={out / 'result.json'}",
-            "--set", f"results_table={out / 'results'}",
-            "--set", f"plot={out / 'rect.png'}",
-            "--set", f"truth={synthetic['truth_path']}", *extra]
+    return [*job_argv(None, f"input={synthetic['data']}", "features=[f0, f1, f2]",
+                      "label=label", "grid=0:1000:4096", "epsilon=1.0", "delta=1e-6",
+                      "seed=3", "dataset=synthetic-test", f"output={out / 'result.json'}",
+                      f"results_table={out / 'results'}", f"plot={out / 'rect.png'}",
+                      f"truth={synthetic['truth_path']}"), *extra]
 
 
 def test_fit_job_end_to_end(spark, synthetic: dict, tmp_path: Path,
@@ -458,10 +623,10 @@ def test_fit_job_end_to_end(spark, synthetic: dict, tmp_path: Path,
     # non-private evaluation of the same result on the same (synthetic) data
     capsys.readouterr()
     code = evaluate_rectangle.main(
-        ["--set", f"fit.input={synthetic['data']}", "--set", "fit.label=label",
-         "--set", f"fit.output={tmp_path / 'result.json'}",
-         "--set", f"fit.truth={synthetic['truth_path']}",
-         "--set", f"evaluate.output={tmp_path / 'eval.json'}"], spark)
+        job_argv(None, f"fit.input={synthetic['data']}", "fit.label=label",
+                 f"fit.output={tmp_path / 'result.json'}",
+                 f"fit.truth={synthetic['truth_path']}",
+                 f"evaluate.output={tmp_path / 'eval.json'}"), spark)
     assert code == 0
     captured = capsys.readouterr()
     assert "NON-PRIVATE EVALUATION" in captured.out and "NON-PRIVATE" in captured.err
@@ -537,11 +702,8 @@ def test_bad_input_ends_with_one_line_and_writes_nothing(
     (tmp_path / "rect.png").unlink()
     capsys.readouterr()
 
-    extra: list[str] = []
-    if table_key:
-        extra += ["--set", f"input={bad_tables[table_key[0]]}"]
-    for k, v in sets.items():
-        extra += ["--set", f"{k}={v}"]
+    extra = job_argv(None, *[f"input={bad_tables[t]}" for t in table_key[:1]],
+                     *[f"{k}={v}" for k, v in sets.items()])
     code = fit_rectangle.main(fit_args(synthetic, tmp_path, *extra), spark)
 
     err = capsys.readouterr().err
@@ -570,10 +732,9 @@ def test_results_path_that_is_not_a_delta_table_is_refused_before_fitting(
 def test_bad_parameters_fail_before_spark_starts(tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     # no session is passed and none is needed: the check happens first
-    code = fit_rectangle.main(["--set", "input=x", "--set", "features=a",
-                               "--set", "label=y", "--set", "epsilon=-1",
-                               "--set", "delta=1e-6",
-                               "--set", f"output={tmp_path / 'r.json'}"])
+    code = fit_rectangle.main(job_argv(None, "input=x", "features=a", "label=y",
+                                       "epsilon=-1", "delta=1e-6",
+                                       f"output={tmp_path / 'r.json'}"))
     err = capsys.readouterr().err.strip()
     assert code == EXIT_BAD_INPUT
     assert err == "fit_rectangle: error: epsilon must be a finite number > 0, got -1.0"
@@ -615,7 +776,7 @@ def test_spark_submit_fit_job(synthetic: dict, tmp_path: Path) -> None:
 def test_spark_submit_bad_input_exit_code_and_one_line(synthetic: dict,
                                                        tmp_path: Path) -> None:
     done = spark_submit("fit_rectangle.py",
-                        *fit_args(synthetic, tmp_path, "--set", "features=[f0, nope]"))
+                        *fit_args(synthetic, tmp_path, *job_argv(None, "features=[f0, nope]")))
     # spark-submit merges the Python driver's stderr into its stdout; the job writes its
     # error line to spark-submit's own stderr
     output = done.stdout + done.stderr
