@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 import pytest
-from cli_run import messages, run
+from cli_run import job_argv, messages, run
 
 import dprect
 from dprect.app.jobs_support import load_config, section_values
@@ -272,9 +272,7 @@ def test_job_runs_from_the_conf_and_writes_the_commands_result(
                f"table={tmp_path / 'job.csv'}", f"plot={tmp_path / 'job.png'}",
                f"seed={SEED}"]
     capsys.readouterr()
-    argv = ["--config", str(REPO / "conf" / "describe.yaml")]
-    for item in outputs:
-        argv += ["--set", item]
+    argv = job_argv(REPO / "conf" / "describe.yaml", *outputs)
     assert job.main(argv, route=NumpyGroupedRoute()) == 0
     out = capsys.readouterr().out
     assert "[describe] plan: " in out and "describe table written" in out
@@ -291,19 +289,18 @@ def test_job_runs_from_the_conf_and_writes_the_commands_result(
 
 
 @pytest.mark.parametrize(("overrides", "message"), [
-    (["--set", "columns=[f0, nope]"], "no column"),
-    (["--set", "groups=null"], "PUBLIC list"),
-    (["--set", "epsilom=1"], "unknown key describe.epsilom"),
-    (["--set", "statistics=[max]"], "statistics"),
+    ("columns=[f0, nope]", "no column"),
+    ("groups=null", "PUBLIC list"),
+    ("epsilom=1", "unknown key describe.epsilom"),
+    ("statistics=[max]", "statistics"),
 ])
 def test_job_bad_input_one_line_exit_2_nothing_written(
-        job: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str], overrides: list[str],
+        job: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str], overrides: str,
         message: str) -> None:
     _demo_like(tmp_path / "demo.parquet")
-    argv = ["--config", str(REPO / "conf" / "describe.yaml"), "--set",
-            f"input={tmp_path / 'demo.parquet'}", "--set",
-            f"output={tmp_path / 'job.json'}", "--set", f"table={tmp_path / 'job.csv'}",
-            "--set", f"plot={tmp_path / 'job.png'}", *overrides]
+    argv = job_argv(REPO / "conf" / "describe.yaml", f"input={tmp_path / 'demo.parquet'}",
+                    f"output={tmp_path / 'job.json'}", f"table={tmp_path / 'job.csv'}",
+                    f"plot={tmp_path / 'job.png'}", overrides)
     capsys.readouterr()
     assert job.main(argv, route=NumpyGroupedRoute()) == 2
     err = capsys.readouterr().err

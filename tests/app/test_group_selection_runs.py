@@ -14,7 +14,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from cli_run import run
+from cli_run import job_argv, run
 
 import dprect
 from dprect.core.group_selection import SelectedResult
@@ -140,12 +140,10 @@ def test_the_job_and_the_command_keep_the_same_keys(
     from dprect.engines.grouped import NumpyGroupedRoute
 
     data = _table(tmp_path, big=3)
-    argv = ["--config", str(REPO / "conf" / "describe.yaml")]
-    for item in (f"input={data}", "columns=[x]", "group_by=k", "groups=null",
-                 "table=null", "plot=null", "select_groups=true",
-                 "selection_epsilon=0.5", "selection_delta=1e-6", "epsilon=1",
-                 f"output={tmp_path / 'job.json'}", "seed=3"):
-        argv += ["--set", item]
+    argv = job_argv(REPO / "conf" / "describe.yaml", f"input={data}", "columns=[x]",
+                    "group_by=k", "groups=null", "table=null", "plot=null",
+                    "select_groups=true", "selection_epsilon=0.5", "selection_delta=1e-6",
+                    "epsilon=1", f"output={tmp_path / 'job.json'}", "seed=3")
     assert job.main(argv, route=NumpyGroupedRoute()) == 0
     code, _, err = run(["describe", "--input", str(data), "--columns", "x", "--epsilon",
                         "1", *SELECT, "--output", str(tmp_path / "cli.json"), "--seed",

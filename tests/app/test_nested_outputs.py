@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 import pytest
-from cli_run import messages, run
+from cli_run import job_argv, messages, run
 from pin_data import FEATURES, cli_args, write_parquet
 
 from dprect.core.errors import ParameterError
@@ -188,11 +188,10 @@ def test_the_job_refuses_an_output_inside_its_input_folder(
     import aggregate as job
 
     folder = place / "data" / "pq"
-    argv = ["--config", str(REPO / "conf" / "aggregate.yaml")]
-    for item in (f"input={folder}", "format=parquet", "columns=[x]", "group_by=null",
-                 "groups=null", f"output={folder / 'job.json'}", "table=null",
-                 f"ledger={place / 'ledger'}", "dataset=ds", "seed=7"):
-        argv += ["--set", item]
+    argv = job_argv(REPO / "conf" / "aggregate.yaml", f"input={folder}", "format=parquet",
+                    "columns=[x]", "group_by=null", "groups=null",
+                    f"output={folder / 'job.json'}", "table=null",
+                    f"ledger={place / 'ledger'}", "dataset=ds", "seed=7")
     before = _listing(place)
     capsys.readouterr()
     assert job.main(argv, route=NumpyGroupedRoute()) == 2

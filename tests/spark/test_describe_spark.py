@@ -284,17 +284,16 @@ def test_the_job_on_spark_writes_the_numpy_commands_result(spark, tmp_path: Path
                                                           capsys: pytest.CaptureFixture[str]):
     """jobs/describe.py through SparkGroupedRoute == ``dprect describe`` (numpy engine)."""
     import describe as job
-    from cli_run import run
+    from cli_run import job_argv, run
 
     repo = Path(__file__).resolve().parents[2]
     gen = np.random.default_rng(12)
     n = 3000
     pq.write_table(pa.table({**{f"f{j}": gen.normal(j - 1.5, 2.0, n) for j in range(4)},
                              "label": gen.integers(0, 2, n)}), tmp_path / "demo.parquet")
-    argv = ["--config", str(repo / "conf" / "describe.yaml")]
-    for item in (f"input={tmp_path / 'demo.parquet'}", f"output={tmp_path / 'job.json'}",
-                 f"table={tmp_path / 'job.csv'}", f"plot={tmp_path / 'job.png'}", "seed=4"):
-        argv += ["--set", item]
+    argv = job_argv(repo / "conf" / "describe.yaml", f"input={tmp_path / 'demo.parquet'}",
+                    f"output={tmp_path / 'job.json'}", f"table={tmp_path / 'job.csv'}",
+                    f"plot={tmp_path / 'job.png'}", "seed=4")
     assert job.main(argv, spark=spark) == 0
     code, _, err = run(["describe", "--input", str(tmp_path / "demo.parquet"), "--columns",
                         "f0,f1,f2,f3", "--group-by", "label", "--groups", "0,1",
