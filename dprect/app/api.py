@@ -650,31 +650,33 @@ def _column_array(values: Any, name: str, *, group: bool) -> Any:
 def _bounds_table(data: object, columns: Sequence[str] | None, group_by: object
                   ) -> tuple[Any, list[str], str | None]:
     """``data`` as a pyarrow Table of the bounded columns (and the group column, named
-    ``group_by``, or ``__group`` for an array of group values), with the column names."""
+    ``group_by``, or ``__group`` for an array of group values), with the column names.
+    A ``group_by`` that is not a name (an array, a list, a pandas Series of one value per
+    row) is never compared with a column's name: numpy and pandas compare it element by
+    element, and its truth value is an error."""
     import pyarrow as pa
 
     names = column_names(data)
+    named = [group_by] if isinstance(group_by, str) else []  # the group column, by name
     arrays: dict[str, Any] = {}
     if isinstance(data, pa.Table | pa.RecordBatch):
         table = data if isinstance(data, pa.Table) else pa.Table.from_batches([data])
         wanted = list(columns) if columns is not None else [
-            n for n in table.column_names if n != group_by]
-        arrays = {n: table.column(n) for n in [*wanted, *([group_by] if isinstance(
-            group_by, str) else [])] if n in table.column_names}
+            n for n in table.column_names if n not in named]
+        arrays = {n: table.column(n) for n in [*wanted, *named] if n in table.column_names}
     elif names is not None and hasattr(data, "__getitem__"):  # pandas, polars
-        wanted = list(columns) if columns is not None else [n for n in names if n != group_by]
-        for n in [*wanted, *([group_by] if isinstance(group_by, str) else [])]:
+        wanted = list(columns) if columns is not None else [n for n in names if n not in named]
+        for n in [*wanted, *named]:
             if n in names:
-                arrays[n] = _column_array(data[n], n, group=n == group_by)
+                arrays[n] = _column_array(data[n], n, group=n in named)
     else:
         X = _matrix(data, "data", "columns")
         wanted = feature_names(columns, X.shape[1])
         arrays = {n: pa.array(X[:, j]) for j, n in enumerate(wanted)}
-        if isinstance(group_by, str):
+        if named:
             raise ParameterError("group_by names a column of a table; for an array give "
                                  "the rows' group values (one per row) instead")
-    missing = [n for n in [*wanted, *([group_by] if isinstance(group_by, str) else [])]
-               if n not in arrays]
+    missing = [n for n in [*wanted, *named] if n not in arrays]
     if missing:
         raise InputDataError(f"data has no column(s) {', '.join(map(repr, missing))}")
     group_name: str | None = group_by if isinstance(group_by, str) else None
