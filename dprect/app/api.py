@@ -31,7 +31,7 @@ from dprect.core.labels import (
 )
 from dprect.core.planner import Plan, plan
 from dprect.core.randomness import RandomSource
-from dprect.core.reading import floats_of, select_rows
+from dprect.core.reading import float_matrix, floats_of, select_rows, table_rows
 from dprect.core.request import (
     BudgetOptions,
     FitOptions,
@@ -148,64 +148,6 @@ def positive_mask(y: object, positive_label: object = FitRequest.positive_label,
     return np.equal(y_arr, np.float64(value), signature="dd->?")
 
 
-def _list_rows(X: object) -> np.ndarray:
-    """An untyped table (a list of rows, a DataFrame of mixed columns) as an array: numeric
-    when numpy reads every value as a number, else an object array of its rows × columns,
-    whatever the values are (a value that is itself a list stays one value). The schema of
-    a list of rows is its nesting: rows of unequal length are refused, with no count."""
-    try:
-        arr = np.asarray(X)
-    except ValueError:  # ragged, or a value that is a sequence
-        arr = None
-    if arr is not None and arr.ndim != 2 and arr.ndim > 0 and len(arr) == 0:
-        return arr  # an empty list: no rows to look at, refused as not 2-D
-    if arr is not None and arr.dtype.kind in "biuf" and arr.ndim == 2:
-        return arr
-    if arr is None or arr.ndim != 2 or arr.dtype.kind not in "biufO":
-        rows = list(X)  # type: ignore[call-overload]
-        if not all(isinstance(r, list | tuple | np.ndarray) for r in rows) \
-                or len({len(r) for r in rows}) > 1:
-            raise InputDataError("X must be a list of equally long rows (rows × features)")
-        out = np.empty((len(rows), len(rows[0]) if rows else 0), dtype=object)
-        for i, row in enumerate(rows):
-            for j, v in enumerate(row):
-                out[i, j] = v
-        return out
-    return np.asarray(X, dtype=object)
-
-
-def _features_array(X: object) -> np.ndarray:
-    """X as float64. Its dtype is its schema: numbers and booleans are read, strings and
-    other types refused. An object array — and a Python list, whose dtype numpy would
-    guess from its values — is read value by value (:mod:`dprect.core.reading`): a value
-    that is not a number becomes NaN and one beyond float64 ±inf (invalid rows for the row
-    policy), so no value refuses it."""
-    typed = isinstance(X, np.ndarray) or hasattr(X, "dtype")
-    arr = np.asarray(X) if typed else _list_rows(X)
-    if arr.dtype.kind == "O":
-        return floats_of(arr)  # the per-value rule (dprect.core.reading)
-    if arr.dtype == np.bool_ or np.issubdtype(arr.dtype, np.integer) \
-            or np.issubdtype(arr.dtype, np.floating):
-        return arr.astype(np.float64, copy=False)
-    raise InputDataError(f"X must hold numbers only; its dtype is {arr.dtype}")
-
-
-def _matrix(X: object, what: str, columns: str) -> np.ndarray:
-    """``X`` as a 2-D float64 array (:func:`_features_array`); refused by its shape and
-    type only, never for a value, with no count in the message."""
-    try:
-        arr = _features_array(X)
-    except InputDataError:
-        raise
-    except ValueError:  # ragged rows of an array-like
-        raise InputDataError(f"{what} must be a 2-D array of numbers (rows × {columns})"
-                             ) from None
-    if arr.ndim != 2:
-        raise InputDataError(f"{what} must be a 2-D array (rows × {columns}), got {arr.ndim} "
-                             f"dimension(s)")
-    return arr
-
-
 def positive_rows(X: object, y: object, names: Sequence[str] | None = None,
                   invalid_rows: InvalidRows | str = FitRequest.invalid_rows,
                   positive_label: object = FitRequest.positive_label) -> np.ndarray:
@@ -225,7 +167,7 @@ def positive_rows(X: object, y: object, names: Sequence[str] | None = None,
     """
     InvalidRows.parse(invalid_rows, "invalid_rows")
     check_label_value(positive_label)
-    X_arr = _matrix(X, "X", "features")
+    X_arr = float_matrix(X, "X", "features")
     if X_arr.shape[1] == 0:
         raise InputDataError("X has no feature columns")
     positive = _checked_labels(X_arr, y, positive_label)
@@ -278,7 +220,7 @@ def _in_memory(X: object, y: object, grid: GridArg, features: Sequence[str] | No
     shape = np.shape(X) if isinstance(X, np.ndarray) or hasattr(X, "shape") else None
     if shape is None:
         try:
-            shape = _list_rows(X).shape
+            shape = table_rows(X).shape
         except InputDataError:  # ragged rows: positive_rows names the problem
             shape = ()
     if features is None:
@@ -441,7 +383,7 @@ def _table_tally(X: object, y: object, positive_label: object, domains: list[Dom
     def tally(rects: Sequence[tuple[tuple[int, ...], tuple[int, ...]]]
               ) -> tuple[int, list[tuple[int, int]]]:
         if not made:
-            X_arr = X if isinstance(X, np.ndarray) and X.ndim == 2 else _matrix(
+            X_arr = X if isinstance(X, np.ndarray) and X.ndim == 2 else float_matrix(
                 X, "X", "features")
             X_arr = np.asarray(X_arr, dtype=np.float64)
             made.append(numpy_tally(X_arr, _checked_labels(X_arr, y, positive_label),
@@ -496,7 +438,7 @@ def _class_fit(X: object, y: object, request: FitRequest, selection: SelectionPl
         engines.append(engine)
     counts: dict[str, int] = {}
     if selection is not None:
-        X_arr = _matrix(X, "X", "features")
+        X_arr = float_matrix(X, "X", "features")
         if X_arr.shape[1] == 0:
             raise InputDataError("X has no feature columns")
         counts = label_counts(y, len(X_arr), listed=listed)
@@ -670,7 +612,7 @@ def _bounds_table(data: object, columns: Sequence[str] | None, group_by: object
             if n in names:
                 arrays[n] = _column_array(data[n], n, group=n in named)
     else:
-        X = _matrix(data, "data", "columns")
+        X = float_matrix(data, "data", "columns")
         wanted = feature_names(columns, X.shape[1])
         arrays = {n: pa.array(X[:, j]) for j, n in enumerate(wanted)}
         if named:

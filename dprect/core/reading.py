@@ -50,6 +50,67 @@ def floats_of(values: object) -> np.ndarray:
     return flat.reshape(arr.shape)
 
 
+def table_rows(X: object, what: str = "X", columns: str = "features") -> np.ndarray:
+    """An untyped table (a list of rows, a DataFrame of mixed columns) as an array: numeric
+    when numpy reads every value as a number, else an object array of its rows × columns,
+    whatever the values are (a value that is itself a list stays one value). The schema of
+    a list of rows is its nesting: rows of unequal length are refused, with no count."""
+    try:
+        arr = np.asarray(X)
+    except ValueError:  # ragged, or a value that is a sequence
+        arr = None
+    if arr is not None and arr.ndim != 2 and arr.ndim > 0 and len(arr) == 0:
+        return arr  # an empty list: no rows to look at, refused as not 2-D
+    if arr is not None and arr.dtype.kind in "biuf" and arr.ndim == 2:
+        return arr
+    if arr is None or arr.ndim != 2 or arr.dtype.kind not in "biufO":
+        rows = list(X)  # type: ignore[call-overload]
+        if not all(isinstance(r, list | tuple | np.ndarray) for r in rows) \
+                or len({len(r) for r in rows}) > 1:
+            raise InputDataError(f"{what} must be a list of equally long rows "
+                                 f"(rows × {columns})")
+        out = np.empty((len(rows), len(rows[0]) if rows else 0), dtype=object)
+        for i, row in enumerate(rows):
+            for j, v in enumerate(row):
+                out[i, j] = v
+        return out
+    return np.asarray(X, dtype=object)
+
+
+def float_table(X: object, what: str = "X", columns: str = "features") -> np.ndarray:
+    """X as float64. Its dtype is its schema: numbers and booleans are read, strings and
+    other types refused. An object array — and a Python list, whose dtype numpy would
+    guess from its values — is read value by value (:func:`floats_of`): a value that is
+    not a number becomes NaN and one beyond float64 ±inf (invalid rows for the row
+    policy), so no value refuses it."""
+    typed = isinstance(X, np.ndarray) or hasattr(X, "dtype")
+    arr = np.asarray(X) if typed else table_rows(X, what, columns)
+    if arr.dtype.kind == "O":
+        return floats_of(arr)  # the per-value rule
+    if arr.dtype == np.bool_ or np.issubdtype(arr.dtype, np.integer) \
+            or np.issubdtype(arr.dtype, np.floating):
+        return arr.astype(np.float64, copy=False)
+    raise InputDataError(f"{what} must hold numbers only; its dtype is {arr.dtype}")
+
+
+def float_matrix(X: object, what: str = "X", columns: str = "features") -> np.ndarray:
+    """``X`` as a 2-D float64 array (:func:`float_table`) — the table of
+    :func:`dprect.fit`, :func:`dprect.bounds` and a released rectangle's ``contains``;
+    refused by its shape and type only, never for a value, with no count in the
+    message."""
+    try:
+        arr = float_table(X, what, columns)
+    except InputDataError:
+        raise
+    except ValueError:  # ragged rows of an array-like
+        raise InputDataError(f"{what} must be a 2-D array of numbers (rows × {columns})"
+                             ) from None
+    if arr.ndim != 2:
+        raise InputDataError(f"{what} must be a 2-D array (rows × {columns}), got {arr.ndim} "
+                             f"dimension(s)")
+    return arr
+
+
 def select_rows(X: np.ndarray, positive: np.ndarray, names: Sequence[str] | None = None,
                 invalid_rows: InvalidRows | str = FitRequest.invalid_rows) -> np.ndarray:
     """The rows of X (float64, 2-D) where ``positive`` holds, under the invalid-row policy.
@@ -71,4 +132,4 @@ def select_rows(X: np.ndarray, positive: np.ndarray, names: Sequence[str] | None
                          "the 'error' invalid-rows policy; the default 'drop' drops such rows)")
 
 
-__all__ = ["float_of", "floats_of", "select_rows"]
+__all__ = ["float_matrix", "float_of", "float_table", "floats_of", "select_rows", "table_rows"]
