@@ -148,6 +148,32 @@ def positive_mask(y: object, positive_label: object = FitRequest.positive_label,
     return np.equal(y_arr, np.float64(value), signature="dd->?")
 
 
+def _arrow_table(X: object) -> bool:
+    """Whether X is a pyarrow Table or RecordBatch (by its type; pyarrow is not imported
+    for anything else)."""
+    return type(X).__module__.split(".")[0] == "pyarrow" and hasattr(X, "schema") \
+        and hasattr(X, "column_names")
+
+
+def features_matrix(X: object, what: str = "X", columns: str = "features") -> np.ndarray:
+    """X as a 2-D float64 array. A pyarrow Table or RecordBatch is read by its schema, as
+    :func:`dprect.bounds` and the command line read a table
+    (:func:`~dprect.engines.arrow_input.numeric_column`: numbers, decimals and booleans,
+    nulls as NaN; a column of another type — text, dates — refused, naming it and its
+    type); anything else by :func:`~dprect.core.reading.float_matrix`."""
+    if not _arrow_table(X):
+        return float_matrix(X, what, columns)
+    import pyarrow as pa
+
+    from dprect.engines.arrow_input import numeric_column
+
+    table = X if isinstance(X, pa.Table) else pa.Table.from_batches([X])
+    names = feature_names(table.column_names, table.num_columns)  # no name twice
+    if not names:
+        return np.empty((table.num_rows, 0))
+    return np.column_stack([numeric_column(table, n, nulls_as_nan=True) for n in names])
+
+
 def positive_rows(X: object, y: object, names: Sequence[str] | None = None,
                   invalid_rows: InvalidRows | str = FitRequest.invalid_rows,
                   positive_label: object = FitRequest.positive_label) -> np.ndarray:
@@ -167,7 +193,7 @@ def positive_rows(X: object, y: object, names: Sequence[str] | None = None,
     """
     InvalidRows.parse(invalid_rows, "invalid_rows")
     check_label_value(positive_label)
-    X_arr = float_matrix(X, "X", "features")
+    X_arr = features_matrix(X, "X", "features")
     if X_arr.shape[1] == 0:
         raise InputDataError("X has no feature columns")
     positive = _checked_labels(X_arr, y, positive_label)
@@ -383,7 +409,7 @@ def _table_tally(X: object, y: object, positive_label: object, domains: list[Dom
     def tally(rects: Sequence[tuple[tuple[int, ...], tuple[int, ...]]]
               ) -> tuple[int, list[tuple[int, int]]]:
         if not made:
-            X_arr = X if isinstance(X, np.ndarray) and X.ndim == 2 else float_matrix(
+            X_arr = X if isinstance(X, np.ndarray) and X.ndim == 2 else features_matrix(
                 X, "X", "features")
             X_arr = np.asarray(X_arr, dtype=np.float64)
             made.append(numpy_tally(X_arr, _checked_labels(X_arr, y, positive_label),
@@ -438,7 +464,7 @@ def _class_fit(X: object, y: object, request: FitRequest, selection: SelectionPl
         engines.append(engine)
     counts: dict[str, int] = {}
     if selection is not None:
-        X_arr = float_matrix(X, "X", "features")
+        X_arr = features_matrix(X, "X", "features")
         if X_arr.shape[1] == 0:
             raise InputDataError("X has no feature columns")
         counts = label_counts(y, len(X_arr), listed=listed)

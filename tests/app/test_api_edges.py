@@ -48,6 +48,44 @@ def test_pyarrow_table_keeps_column_names():
     assert dprect.nonprivate_bounding_box(t, y).features == NAMES
 
 
+def test_a_pyarrow_table_is_read_by_its_schema():
+    """A pyarrow Table's columns have types, and dprect.fit (and the classifier) read it by
+    them, as dprect.bounds and the command line read a table: numbers, decimals and
+    booleans as float64 with nulls as NaN (rows dropped as any NaN row is), a text or
+    date column refused naming it and its type, before anything is charged. It was read
+    as an untyped object array, value by value: every value of a text column NaN, so
+    every row was dropped and the fit released an empty rectangle without a word."""
+    import decimal
+
+    pa = pytest.importorskip("pyarrow")
+    X, y = _table(600)
+    X[::7, 1] = np.nan
+    typed = pa.table({"age": pa.array(X[:, 0]),
+                      "income": pa.array(np.where(np.isnan(X[:, 1]), None, X[:, 1])),
+                      "flag": pa.array(X[:, 2] > 0),
+                      "score": pa.array([decimal.Decimal(f"{v:.3f}") for v in X[:, 2]])})
+    as_numpy = np.column_stack([X[:, 0], X[:, 1], X[:, 2] > 0,
+                                [float(f"{v:.3f}") for v in X[:, 2]]])
+    for table in (typed, typed.to_batches()[0]):
+        got = quiet_fit(table, y, epsilon=4.0, delta=1e-6, seed=3)
+        want = quiet_fit(as_numpy, y, epsilon=4.0, delta=1e-6, seed=3,
+                         features=["age", "income", "flag", "score"])
+        assert got.to_json() == want.to_json()
+    budget = dprect.PrivacyBudget(10.0, 1e-3)
+    for column, kind in ((pa.array(["north", "south"] * 300), "string"),
+                         (pa.array(np.arange(600).astype("datetime64[D]")), "date32")):
+        table = typed.append_column("region", column)
+        with pytest.raises(dprect.InputDataError, match=f"column 'region' must be numeric, "
+                                                        f"but its type is {kind}"):
+            dprect.fit(table, y, epsilon=1.0, delta=1e-6, budget=budget)
+        with pytest.raises(dprect.InputDataError, match="column 'region' must be numeric"):
+            dprect.bounds(table, epsilon=1.0, budget=budget)  # as bounds reads it
+        with pytest.raises(dprect.InputDataError, match="column 'region' must be numeric"):
+            dprect.RectangleClassifier(1.0, 1e-6, classes=[0, 1], budget=budget
+                                       ).fit(table, y)
+    assert budget.charges == []
+
+
 def test_explicit_features_win_and_must_match_the_width():
     pd = pytest.importorskip("pandas")
     X, y = _table()
