@@ -31,7 +31,13 @@ from dprect.core.labels import (
 )
 from dprect.core.planner import Plan, plan
 from dprect.core.randomness import RandomSource
-from dprect.core.reading import float_matrix, floats_of, select_rows, table_rows
+from dprect.core.reading import (
+    check_table,
+    float_matrix,
+    floats_of,
+    select_rows,
+    table_rows,
+)
 from dprect.core.request import (
     BudgetOptions,
     FitOptions,
@@ -624,6 +630,7 @@ def _bounds_table(data: object, columns: Sequence[str] | None, group_by: object
     element, and its truth value is an error."""
     import pyarrow as pa
 
+    check_table(data, "data", "columns")
     names = column_names(data)
     named = [group_by] if isinstance(group_by, str) else []  # the group column, by name
     arrays: dict[str, Any] = {}

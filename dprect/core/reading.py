@@ -20,6 +20,7 @@ neighbouring.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 
 import numpy as np
@@ -50,11 +51,42 @@ def floats_of(values: object) -> np.ndarray:
     return flat.reshape(arr.shape)
 
 
+#: what an in-memory table may be, for the refusal of anything else
+TABLE_KINDS = "a numpy array, a list of rows, a pandas DataFrame or a pyarrow Table"
+
+
+def check_table(X: object, what: str = "X", columns: str = "features") -> None:
+    """Refuse, by its type alone, an ``X`` that is no in-memory table: None, a number, a
+    path (the Python functions read no file), an iterator (read once: nothing would be
+    left after its shape is read), a Spark DataFrame (the Spark engine's). One
+    :class:`InputDataError` naming the type and what to give instead, where Python or a
+    library raised its own error (``'NoneType' object is not iterable``, Spark's
+    ``Cannot convert column into bool``) or a misleading one."""
+    kind = type(X).__name__
+    if type(X).__module__.split(".")[0] == "pyspark":
+        raise InputDataError(
+            f"{what} is a Spark {kind}: dprect's Python functions read in-memory tables "
+            f"({TABLE_KINDS}); on Spark use dprect.engines.spark.fit.fit_dataframe, or the "
+            "command line's --engine spark and the jobs")
+    if isinstance(X, str | bytes | os.PathLike):
+        raise InputDataError(
+            f"{what} must be an in-memory table ({TABLE_KINDS}), got a path ({kind}): "
+            "read it first (pyarrow.parquet.read_table, pandas.read_csv), or give it to "
+            "the command line's --input")
+    if X is None or hasattr(X, "__next__") or not (
+            hasattr(X, "__iter__") or hasattr(X, "__array__")
+            or hasattr(X, "__array_interface__") or hasattr(X, "__getitem__")):
+        raise InputDataError(f"{what} must be an in-memory table (rows × {columns}): "
+                             f"{TABLE_KINDS}; got {kind}")
+
+
 def table_rows(X: object, what: str = "X", columns: str = "features") -> np.ndarray:
     """An untyped table (a list of rows, a DataFrame of mixed columns) as an array: numeric
     when numpy reads every value as a number, else an object array of its rows × columns,
     whatever the values are (a value that is itself a list stays one value). The schema of
-    a list of rows is its nesting: rows of unequal length are refused, with no count."""
+    a list of rows is its nesting: rows of unequal length are refused, with no count; what
+    is no table at all, by :func:`check_table`."""
+    check_table(X, what, columns)
     try:
         arr = np.asarray(X)
     except ValueError:  # ragged, or a value that is a sequence
@@ -132,4 +164,5 @@ def select_rows(X: np.ndarray, positive: np.ndarray, names: Sequence[str] | None
                          "the 'error' invalid-rows policy; the default 'drop' drops such rows)")
 
 
-__all__ = ["float_matrix", "float_of", "float_table", "floats_of", "select_rows", "table_rows"]
+__all__ = ["TABLE_KINDS", "check_table", "float_matrix", "float_of", "float_table", "floats_of",
+           "select_rows", "table_rows"]

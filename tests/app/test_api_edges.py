@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import warnings
+from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -83,6 +85,62 @@ def test_a_pyarrow_table_is_read_by_its_schema():
         with pytest.raises(dprect.InputDataError, match="column 'region' must be numeric"):
             dprect.RectangleClassifier(1.0, 1e-6, classes=[0, 1], budget=budget
                                        ).fit(table, y)
+    assert budget.charges == []
+
+
+class _Column:
+    """As a Spark Column: its truth value is an error (pyspark's own text)."""
+
+    def __bool__(self) -> bool:
+        raise RuntimeError("Cannot convert column into bool")
+
+
+class DataFrame:
+    """A stand-in of a Spark DataFrame (the module's name is what is read): columns, and
+    a Column per name, attribute or item, as pyspark gives them."""
+
+    __module__ = "pyspark.sql.classic.dataframe"
+    columns: ClassVar[list[str]] = ["a", "b"]
+
+    def __getitem__(self, name: str | int) -> _Column:
+        if isinstance(name, int) and not 0 <= name < len(self.columns):
+            raise IndexError(name)  # as pyspark: a column by position, none past the last
+        return _Column()
+
+    def __getattr__(self, name: str) -> _Column:
+        if name not in self.columns:
+            raise AttributeError(name)
+        return _Column()
+
+
+@pytest.mark.parametrize("X, named", [
+    (None, "got NoneType"), (5, "got int"), (2.5, "got float"),
+    ("people.parquet", "got a path (str)"), (Path("people.parquet"), "got a path"),
+    (b"people.parquet", "got a path (bytes)"),
+    ((row for row in [[1.0, 2.0]]), "got generator"),
+    (DataFrame(), "is a Spark DataFrame.*fit_dataframe")])
+def test_what_is_no_in_memory_table_is_refused_naming_its_type(X, named):
+    """What is no in-memory table — None, a number, a path (the Python functions read no
+    file), an iterator (read once: fit read its shape, then found it empty), a Spark
+    DataFrame — is one InputDataError naming its type and what to give instead, before
+    any charge, from dprect.fit, the classifier, dprect.bounds and contains alike. Python
+    raised "'NoneType' object is not iterable", Spark's Column its truth-value error,
+    and a path or a Spark DataFrame was "not a list of equally long rows"."""
+    budget = dprect.PrivacyBudget(10.0, 1e-3)
+    y = [1]
+    fit_result = quiet_fit(np.ones((2, 2)), [1, 0], epsilon=1.0, delta=1e-6)
+    calls = [lambda: dprect.fit(X, y, epsilon=1.0, delta=1e-6, budget=budget),
+             lambda: dprect.fit(X, y, classes=[1], epsilon=1.0, delta=1e-6, budget=budget),
+             lambda: dprect.bounds(X, epsilon=1.0, budget=budget),
+             lambda: dprect.describe(X, epsilon=1.0, budget=budget),
+             lambda: fit_result.contains(X)]
+    if X is not None:  # the classifier's own wording for None stands ("X is required")
+        calls.append(lambda: dprect.RectangleClassifier(1.0, 1e-6, classes=[1],
+                                                        budget=budget).fit(X, y))
+    for call in calls:
+        with pytest.raises(dprect.InputDataError, match=named.replace("(", r"\(").replace(
+                ")", r"\)")):
+            call()
     assert budget.charges == []
 
 
