@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from dprect import FitResult, FloatOrder, Grid, IntegerRange
+from dprect.core.classes import ClassesResult, NoClass
 from dprect.core.domains import Domain, domain_from_json
-from dprect.core.errors import ParameterError
+from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.result import CLAMPING_NOTE, domain_json
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -78,6 +80,41 @@ def test_contains_takes_the_features_columns_in_order() -> None:
         with pytest.raises(ParameterError, match="2 columns") as info:
             r.contains(bad)
         assert "(2," not in str(info.value)  # says nothing about the number of rows
+
+
+def test_contains_reads_rows_as_the_fit_reads_them() -> None:
+    """contains() reads X as dprect.fit reads a table (dprect.core.reading): a string,
+    None or another value that is not a number, in a list of rows or an object column, is
+    NaN, and a row holding a NaN is inside no rectangle (the fit leaves such rows out). It
+    used np.asarray(X, float64): a string raised numpy's ValueError quoting the value
+    ("could not convert string to float: '...'"), 10**400 an OverflowError, ragged rows
+    numpy's text, and a NaN row's answer rested on numpy's cast of NaN to an integer
+    (platform-defined, with a RuntimeWarning)."""
+    pd = pytest.importorskip("pandas")
+    g = Grid(0.0, 10.0, 10)
+    r = FitResult(features=["a", "b"], lower=[0.0, 0.0], upper=[10.0, 10.0],
+                  lower_index=[0, 0], upper_index=[9, 9], domains=[g, g],
+                  method="composition", privacy=None, parameters={}, seeded=True)
+    secret = "secret-7731"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no numpy cast warning for a NaN either
+        assert r.contains([[3.0, 7.0], [3.0, secret], [None, 7.0], [10**400, 7.0]]
+                          ).tolist() == [True, False, False, True]
+        frame = pd.DataFrame({"a": [3.0, 3.0], "b": [7.0, secret]}, dtype=object)
+        assert r.contains(frame).tolist() == [True, False]
+        assert r.contains(np.array([[math.nan, 7.0], [3.0, math.nan]])).tolist() == [
+            False, False]
+    for bad in ([[3.0, secret], [1.0]], np.array([["3", secret]])):
+        with pytest.raises(InputDataError) as info:  # the table's shape or type
+            r.contains(bad)
+        assert secret not in str(info.value)
+    none = ClassesResult([], [], none=NoClass(None, ["a", "b"], "composition", True, "0"))
+    assert none.contains([[3.0, 7.0]]).shape == (1, 0)  # a selection that kept no class
+    with pytest.raises(ParameterError, match="2 columns"):
+        none.contains([[3.0]])
+    both = ClassesResult(["p", "q"], [r, r])
+    assert both.contains([[3.0, secret], [3.0, 7.0]]).tolist() == [[False, False],
+                                                                 [True, True]]
 
 
 def test_contains_is_documented() -> None:

@@ -31,7 +31,13 @@ from dprect.core.labels import (
 )
 from dprect.core.planner import Plan, plan
 from dprect.core.randomness import RandomSource
-from dprect.core.reading import floats_of, select_rows
+from dprect.core.reading import (
+    check_table,
+    float_matrix,
+    floats_of,
+    select_rows,
+    table_rows,
+)
 from dprect.core.request import (
     BudgetOptions,
     FitOptions,
@@ -148,62 +154,30 @@ def positive_mask(y: object, positive_label: object = FitRequest.positive_label,
     return np.equal(y_arr, np.float64(value), signature="dd->?")
 
 
-def _list_rows(X: object) -> np.ndarray:
-    """An untyped table (a list of rows, a DataFrame of mixed columns) as an array: numeric
-    when numpy reads every value as a number, else an object array of its rows × columns,
-    whatever the values are (a value that is itself a list stays one value). The schema of
-    a list of rows is its nesting: rows of unequal length are refused, with no count."""
-    try:
-        arr = np.asarray(X)
-    except ValueError:  # ragged, or a value that is a sequence
-        arr = None
-    if arr is not None and arr.ndim != 2 and arr.ndim > 0 and len(arr) == 0:
-        return arr  # an empty list: no rows to look at, refused as not 2-D
-    if arr is not None and arr.dtype.kind in "biuf" and arr.ndim == 2:
-        return arr
-    if arr is None or arr.ndim != 2 or arr.dtype.kind not in "biufO":
-        rows = list(X)  # type: ignore[call-overload]
-        if not all(isinstance(r, list | tuple | np.ndarray) for r in rows) \
-                or len({len(r) for r in rows}) > 1:
-            raise InputDataError("X must be a list of equally long rows (rows × features)")
-        out = np.empty((len(rows), len(rows[0]) if rows else 0), dtype=object)
-        for i, row in enumerate(rows):
-            for j, v in enumerate(row):
-                out[i, j] = v
-        return out
-    return np.asarray(X, dtype=object)
+def _arrow_table(X: object) -> bool:
+    """Whether X is a pyarrow Table or RecordBatch (by its type; pyarrow is not imported
+    for anything else)."""
+    return type(X).__module__.split(".")[0] == "pyarrow" and hasattr(X, "schema") \
+        and hasattr(X, "column_names")
 
 
-def _features_array(X: object) -> np.ndarray:
-    """X as float64. Its dtype is its schema: numbers and booleans are read, strings and
-    other types refused. An object array — and a Python list, whose dtype numpy would
-    guess from its values — is read value by value (:mod:`dprect.core.reading`): a value
-    that is not a number becomes NaN and one beyond float64 ±inf (invalid rows for the row
-    policy), so no value refuses it."""
-    typed = isinstance(X, np.ndarray) or hasattr(X, "dtype")
-    arr = np.asarray(X) if typed else _list_rows(X)
-    if arr.dtype.kind == "O":
-        return floats_of(arr)  # the per-value rule (dprect.core.reading)
-    if arr.dtype == np.bool_ or np.issubdtype(arr.dtype, np.integer) \
-            or np.issubdtype(arr.dtype, np.floating):
-        return arr.astype(np.float64, copy=False)
-    raise InputDataError(f"X must hold numbers only; its dtype is {arr.dtype}")
+def features_matrix(X: object, what: str = "X", columns: str = "features") -> np.ndarray:
+    """X as a 2-D float64 array. A pyarrow Table or RecordBatch is read by its schema, as
+    :func:`dprect.bounds` and the command line read a table
+    (:func:`~dprect.engines.arrow_input.numeric_column`: numbers, decimals and booleans,
+    nulls as NaN; a column of another type — text, dates — refused, naming it and its
+    type); anything else by :func:`~dprect.core.reading.float_matrix`."""
+    if not _arrow_table(X):
+        return float_matrix(X, what, columns)
+    import pyarrow as pa
 
+    from dprect.engines.arrow_input import numeric_column
 
-def _matrix(X: object, what: str, columns: str) -> np.ndarray:
-    """``X`` as a 2-D float64 array (:func:`_features_array`); refused by its shape and
-    type only, never for a value, with no count in the message."""
-    try:
-        arr = _features_array(X)
-    except InputDataError:
-        raise
-    except ValueError:  # ragged rows of an array-like
-        raise InputDataError(f"{what} must be a 2-D array of numbers (rows × {columns})"
-                             ) from None
-    if arr.ndim != 2:
-        raise InputDataError(f"{what} must be a 2-D array (rows × {columns}), got {arr.ndim} "
-                             f"dimension(s)")
-    return arr
+    table = X if isinstance(X, pa.Table) else pa.Table.from_batches([X])
+    names = feature_names(table.column_names, table.num_columns)  # no name twice
+    if not names:
+        return np.empty((table.num_rows, 0))
+    return np.column_stack([numeric_column(table, n, nulls_as_nan=True) for n in names])
 
 
 def positive_rows(X: object, y: object, names: Sequence[str] | None = None,
@@ -225,7 +199,7 @@ def positive_rows(X: object, y: object, names: Sequence[str] | None = None,
     """
     InvalidRows.parse(invalid_rows, "invalid_rows")
     check_label_value(positive_label)
-    X_arr = _matrix(X, "X", "features")
+    X_arr = features_matrix(X, "X", "features")
     if X_arr.shape[1] == 0:
         raise InputDataError("X has no feature columns")
     positive = _checked_labels(X_arr, y, positive_label)
@@ -278,7 +252,7 @@ def _in_memory(X: object, y: object, grid: GridArg, features: Sequence[str] | No
     shape = np.shape(X) if isinstance(X, np.ndarray) or hasattr(X, "shape") else None
     if shape is None:
         try:
-            shape = _list_rows(X).shape
+            shape = table_rows(X).shape
         except InputDataError:  # ragged rows: positive_rows names the problem
             shape = ()
     if features is None:
@@ -441,7 +415,7 @@ def _table_tally(X: object, y: object, positive_label: object, domains: list[Dom
     def tally(rects: Sequence[tuple[tuple[int, ...], tuple[int, ...]]]
               ) -> tuple[int, list[tuple[int, int]]]:
         if not made:
-            X_arr = X if isinstance(X, np.ndarray) and X.ndim == 2 else _matrix(
+            X_arr = X if isinstance(X, np.ndarray) and X.ndim == 2 else features_matrix(
                 X, "X", "features")
             X_arr = np.asarray(X_arr, dtype=np.float64)
             made.append(numpy_tally(X_arr, _checked_labels(X_arr, y, positive_label),
@@ -496,7 +470,7 @@ def _class_fit(X: object, y: object, request: FitRequest, selection: SelectionPl
         engines.append(engine)
     counts: dict[str, int] = {}
     if selection is not None:
-        X_arr = _matrix(X, "X", "features")
+        X_arr = features_matrix(X, "X", "features")
         if X_arr.shape[1] == 0:
             raise InputDataError("X has no feature columns")
         counts = label_counts(y, len(X_arr), listed=listed)
@@ -650,31 +624,34 @@ def _column_array(values: Any, name: str, *, group: bool) -> Any:
 def _bounds_table(data: object, columns: Sequence[str] | None, group_by: object
                   ) -> tuple[Any, list[str], str | None]:
     """``data`` as a pyarrow Table of the bounded columns (and the group column, named
-    ``group_by``, or ``__group`` for an array of group values), with the column names."""
+    ``group_by``, or ``__group`` for an array of group values), with the column names.
+    A ``group_by`` that is not a name (an array, a list, a pandas Series of one value per
+    row) is never compared with a column's name: numpy and pandas compare it element by
+    element, and its truth value is an error."""
     import pyarrow as pa
 
+    check_table(data, "data", "columns")
     names = column_names(data)
+    named = [group_by] if isinstance(group_by, str) else []  # the group column, by name
     arrays: dict[str, Any] = {}
     if isinstance(data, pa.Table | pa.RecordBatch):
         table = data if isinstance(data, pa.Table) else pa.Table.from_batches([data])
         wanted = list(columns) if columns is not None else [
-            n for n in table.column_names if n != group_by]
-        arrays = {n: table.column(n) for n in [*wanted, *([group_by] if isinstance(
-            group_by, str) else [])] if n in table.column_names}
+            n for n in table.column_names if n not in named]
+        arrays = {n: table.column(n) for n in [*wanted, *named] if n in table.column_names}
     elif names is not None and hasattr(data, "__getitem__"):  # pandas, polars
-        wanted = list(columns) if columns is not None else [n for n in names if n != group_by]
-        for n in [*wanted, *([group_by] if isinstance(group_by, str) else [])]:
+        wanted = list(columns) if columns is not None else [n for n in names if n not in named]
+        for n in [*wanted, *named]:
             if n in names:
-                arrays[n] = _column_array(data[n], n, group=n == group_by)
+                arrays[n] = _column_array(data[n], n, group=n in named)
     else:
-        X = _matrix(data, "data", "columns")
+        X = float_matrix(data, "data", "columns")
         wanted = feature_names(columns, X.shape[1])
         arrays = {n: pa.array(X[:, j]) for j, n in enumerate(wanted)}
-        if isinstance(group_by, str):
+        if named:
             raise ParameterError("group_by names a column of a table; for an array give "
                                  "the rows' group values (one per row) instead")
-    missing = [n for n in [*wanted, *([group_by] if isinstance(group_by, str) else [])]
-               if n not in arrays]
+    missing = [n for n in [*wanted, *named] if n not in arrays]
     if missing:
         raise InputDataError(f"data has no column(s) {', '.join(map(repr, missing))}")
     group_name: str | None = group_by if isinstance(group_by, str) else None

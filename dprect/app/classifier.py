@@ -223,7 +223,7 @@ class RectangleClassifier(ClassifierMixin, BaseEstimator):
         :mod:`dprect.core.reading`); refused by its shape and type only, with messages
         that quote no value and no count. Sets or checks ``n_features_in_`` and
         ``feature_names_in_``."""
-        from dprect.app.api import _matrix
+        from dprect.app.api import features_matrix
 
         if X is None:
             raise InputDataError("X is required (rows × features), got None")
@@ -232,7 +232,7 @@ class RectangleClassifier(ClassifierMixin, BaseEstimator):
         if getattr(getattr(X, "dtype", None), "kind", None) == "c":
             raise InputDataError("Complex data not supported: X must hold real numbers")
         try:
-            arr = _matrix(X, "X", "features")
+            arr = features_matrix(X, "X", "features")
         except InputDataError as exc:
             if "dimension" not in str(exc):
                 raise

@@ -60,7 +60,7 @@ from dprect.core.labels import (
 )
 from dprect.core.planner import MethodPlan, Plan
 from dprect.core.randomness import RandomSource
-from dprect.core.result import FitResult
+from dprect.core.result import FitResult, checked_rows
 
 #: the add/remove steps one replace-one neighbour makes among the k runs (Theorem K′):
 #: both inside one class's run, or one in each of two classes' runs
@@ -179,8 +179,12 @@ class ClassesResult:
         return self._first.method
 
     def contains(self, X: np.ndarray) -> np.ndarray:
-        """(n, k) booleans: row i inside class c's rectangle (:meth:`FitResult.contains`)."""
-        return np.column_stack([r.contains(X) for r in self.results])
+        """(n, k) booleans: row i inside class c's rectangle (:meth:`FitResult.contains`);
+        X is read once. A selection that kept no class gives (n, 0) — X checked all the
+        same."""
+        rows = checked_rows(X, self.features)
+        return np.column_stack([r.contains(rows) for r in self.results]) if self.results \
+            else np.zeros((len(rows), 0), dtype=bool)
 
     def to_json(self) -> dict[str, Any]:
         """The result JSON: the classes, their one guarantee, and each class's result."""

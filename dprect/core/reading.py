@@ -20,6 +20,7 @@ neighbouring.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 
 import numpy as np
@@ -50,6 +51,98 @@ def floats_of(values: object) -> np.ndarray:
     return flat.reshape(arr.shape)
 
 
+#: what an in-memory table may be, for the refusal of anything else
+TABLE_KINDS = "a numpy array, a list of rows, a pandas DataFrame or a pyarrow Table"
+
+
+def check_table(X: object, what: str = "X", columns: str = "features") -> None:
+    """Refuse, by its type alone, an ``X`` that is no in-memory table: None, a number, a
+    path (the Python functions read no file), an iterator (read once: nothing would be
+    left after its shape is read), a Spark DataFrame (the Spark engine's). One
+    :class:`InputDataError` naming the type and what to give instead, where Python or a
+    library raised its own error (``'NoneType' object is not iterable``, Spark's
+    ``Cannot convert column into bool``) or a misleading one."""
+    kind = type(X).__name__
+    if type(X).__module__.split(".")[0] == "pyspark":
+        raise InputDataError(
+            f"{what} is a Spark {kind}: dprect's Python functions read in-memory tables "
+            f"({TABLE_KINDS}); on Spark use dprect.engines.spark.fit.fit_dataframe, or the "
+            "command line's --engine spark and the jobs")
+    if isinstance(X, str | bytes | os.PathLike):
+        raise InputDataError(
+            f"{what} must be an in-memory table ({TABLE_KINDS}), got a path ({kind}): "
+            "read it first (pyarrow.parquet.read_table, pandas.read_csv), or give it to "
+            "the command line's --input")
+    if X is None or hasattr(X, "__next__") or not (
+            hasattr(X, "__iter__") or hasattr(X, "__array__")
+            or hasattr(X, "__array_interface__") or hasattr(X, "__getitem__")):
+        raise InputDataError(f"{what} must be an in-memory table (rows × {columns}): "
+                             f"{TABLE_KINDS}; got {kind}")
+
+
+def table_rows(X: object, what: str = "X", columns: str = "features") -> np.ndarray:
+    """An untyped table (a list of rows, a DataFrame of mixed columns) as an array: numeric
+    when numpy reads every value as a number, else an object array of its rows × columns,
+    whatever the values are (a value that is itself a list stays one value). The schema of
+    a list of rows is its nesting: rows of unequal length are refused, with no count; what
+    is no table at all, by :func:`check_table`."""
+    check_table(X, what, columns)
+    try:
+        arr = np.asarray(X)
+    except ValueError:  # ragged, or a value that is a sequence
+        arr = None
+    if arr is not None and arr.ndim != 2 and arr.ndim > 0 and len(arr) == 0:
+        return arr  # an empty list: no rows to look at, refused as not 2-D
+    if arr is not None and arr.dtype.kind in "biuf" and arr.ndim == 2:
+        return arr
+    if arr is None or arr.ndim != 2 or arr.dtype.kind not in "biufO":
+        rows = list(X)  # type: ignore[call-overload]
+        if not all(isinstance(r, list | tuple | np.ndarray) for r in rows) \
+                or len({len(r) for r in rows}) > 1:
+            raise InputDataError(f"{what} must be a list of equally long rows "
+                                 f"(rows × {columns})")
+        out = np.empty((len(rows), len(rows[0]) if rows else 0), dtype=object)
+        for i, row in enumerate(rows):
+            for j, v in enumerate(row):
+                out[i, j] = v
+        return out
+    return np.asarray(X, dtype=object)
+
+
+def float_table(X: object, what: str = "X", columns: str = "features") -> np.ndarray:
+    """X as float64. Its dtype is its schema: numbers and booleans are read, strings and
+    other types refused. An object array — and a Python list, whose dtype numpy would
+    guess from its values — is read value by value (:func:`floats_of`): a value that is
+    not a number becomes NaN and one beyond float64 ±inf (invalid rows for the row
+    policy), so no value refuses it."""
+    typed = isinstance(X, np.ndarray) or hasattr(X, "dtype")
+    arr = np.asarray(X) if typed else table_rows(X, what, columns)
+    if arr.dtype.kind == "O":
+        return floats_of(arr)  # the per-value rule
+    if arr.dtype == np.bool_ or np.issubdtype(arr.dtype, np.integer) \
+            or np.issubdtype(arr.dtype, np.floating):
+        return arr.astype(np.float64, copy=False)
+    raise InputDataError(f"{what} must hold numbers only; its dtype is {arr.dtype}")
+
+
+def float_matrix(X: object, what: str = "X", columns: str = "features") -> np.ndarray:
+    """``X`` as a 2-D float64 array (:func:`float_table`) — the table of
+    :func:`dprect.fit`, :func:`dprect.bounds` and a released rectangle's ``contains``;
+    refused by its shape and type only, never for a value, with no count in the
+    message."""
+    try:
+        arr = float_table(X, what, columns)
+    except InputDataError:
+        raise
+    except ValueError:  # ragged rows of an array-like
+        raise InputDataError(f"{what} must be a 2-D array of numbers (rows × {columns})"
+                             ) from None
+    if arr.ndim != 2:
+        raise InputDataError(f"{what} must be a 2-D array (rows × {columns}), got {arr.ndim} "
+                             f"dimension(s)")
+    return arr
+
+
 def select_rows(X: np.ndarray, positive: np.ndarray, names: Sequence[str] | None = None,
                 invalid_rows: InvalidRows | str = FitRequest.invalid_rows) -> np.ndarray:
     """The rows of X (float64, 2-D) where ``positive`` holds, under the invalid-row policy.
@@ -71,4 +164,5 @@ def select_rows(X: np.ndarray, positive: np.ndarray, names: Sequence[str] | None
                          "the 'error' invalid-rows policy; the default 'drop' drops such rows)")
 
 
-__all__ = ["float_of", "floats_of", "select_rows"]
+__all__ = ["TABLE_KINDS", "check_table", "float_matrix", "float_of", "float_table", "floats_of",
+           "select_rows", "table_rows"]

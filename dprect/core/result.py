@@ -16,8 +16,9 @@ import numpy as np
 from dprect._version import __version__
 from dprect.core.accounting import Guarantee, unused_delta
 from dprect.core.domains import Domain, domain_from_json
-from dprect.core.errors import ParameterError
+from dprect.core.errors import DprectError, InputDataError, ParameterError
 from dprect.core.randomness import SEEDED_WARNING
+from dprect.core.reading import float_table
 
 NON_PRIVATE_LABEL = "NON-PRIVATE: exact bounding box of the data, no privacy guarantee"
 
@@ -45,6 +46,26 @@ def domain_json(domain: Domain) -> dict[str, Any]:
     if domain.bounds is not None:
         out["clamping"] = CLAMPING_NOTE
     return out
+
+
+def checked_rows(X: object, features: list[str]) -> np.ndarray:
+    """``X`` as the (n, d) float64 rows of a released rectangle's d ``features``, read as
+    :func:`dprect.fit` reads a table (:func:`~dprect.core.reading.float_table`); a table
+    of another width or dimension is a :class:`ParameterError` naming the features (no
+    row count), one that is not a table of numbers an
+    :class:`~dprect.core.errors.InputDataError` naming its type."""
+    try:
+        arr = float_table(X, "X", "features")
+    except DprectError:
+        raise
+    except ValueError:  # an array-like numpy cannot shape
+        raise InputDataError("X must be a 2-D array of numbers (rows × features)") from None
+    if arr.ndim != 2 or arr.shape[1] != len(features):
+        got = f"{arr.shape[1]} columns" if arr.ndim == 2 else f"a {arr.ndim}-D array"
+        raise ParameterError(
+            f"contains needs a 2-D array with {len(features)} columns (the "
+            f"features {', '.join(features)}, in that order), got {got}")
+    return arr
 
 
 @dataclass(frozen=True)
@@ -93,18 +114,19 @@ class FitResult:
         whenever ``lower_index[j] == 0``, one above the upper bound whenever
         ``upper_index[j]`` is the last grid point.
 
-        An empty rectangle (:attr:`empty`) contains no row: every entry is False. NaN
-        has no grid index, so the answer for a row holding one is meaningless (the fit
-        leaves such rows out)."""
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2 or X.shape[1] != len(self.features):
-            got = f"{X.shape[1]} columns" if X.ndim == 2 else f"a {X.ndim}-D array"
-            raise ParameterError(
-                f"contains needs a 2-D array with {len(self.features)} columns (the "
-                f"features {', '.join(self.features)}, in that order), got {got}")
-        inside = np.ones(len(X), dtype=bool)
+        An empty rectangle (:attr:`empty`) contains no row: every entry is False.
+
+        ``X`` is read as :func:`dprect.fit` reads a table (:mod:`dprect.core.reading`):
+        numbers and booleans by their dtype, a list of rows, an object array or a
+        DataFrame's object column value by value — a string, None or any other value
+        that is not a number is NaN, a number beyond float64 ±inf. A row holding a NaN
+        is inside no rectangle (the fit leaves such rows out). No value raises an error
+        and no message quotes one: only X's shape and type are refused."""
+        X = checked_rows(X, self.features)
+        inside = ~np.isnan(X).any(axis=1)
         for j, d in enumerate(self.domains):
-            idx = d.to_index(d.encode(X[:, j]))
+            column = np.where(np.isnan(X[:, j]), 0.0, X[:, j])  # NaN: no grid index
+            idx = d.to_index(d.encode(column))
             inside &= (idx >= np.uint64(self.lower_index[j])) & (
                 idx <= np.uint64(self.upper_index[j]))
         return inside

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import warnings
+from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -46,6 +48,100 @@ def test_pyarrow_table_keeps_column_names():
     t = pa.table({n: X[:, j] for j, n in enumerate(NAMES)})
     assert quiet_fit(t, y, epsilon=4.0, delta=1e-6, seed=1).features == NAMES
     assert dprect.nonprivate_bounding_box(t, y).features == NAMES
+
+
+def test_a_pyarrow_table_is_read_by_its_schema():
+    """A pyarrow Table's columns have types, and dprect.fit (and the classifier) read it by
+    them, as dprect.bounds and the command line read a table: numbers, decimals and
+    booleans as float64 with nulls as NaN (rows dropped as any NaN row is), a text or
+    date column refused naming it and its type, before anything is charged. It was read
+    as an untyped object array, value by value: every value of a text column NaN, so
+    every row was dropped and the fit released an empty rectangle without a word."""
+    import decimal
+
+    pa = pytest.importorskip("pyarrow")
+    X, y = _table(600)
+    X[::7, 1] = np.nan
+    typed = pa.table({"age": pa.array(X[:, 0]),
+                      "income": pa.array(np.where(np.isnan(X[:, 1]), None, X[:, 1])),
+                      "flag": pa.array(X[:, 2] > 0),
+                      "score": pa.array([decimal.Decimal(f"{v:.3f}") for v in X[:, 2]])})
+    as_numpy = np.column_stack([X[:, 0], X[:, 1], X[:, 2] > 0,
+                                [float(f"{v:.3f}") for v in X[:, 2]]])
+    for table in (typed, typed.to_batches()[0]):
+        got = quiet_fit(table, y, epsilon=4.0, delta=1e-6, seed=3)
+        want = quiet_fit(as_numpy, y, epsilon=4.0, delta=1e-6, seed=3,
+                         features=["age", "income", "flag", "score"])
+        assert got.to_json() == want.to_json()
+    budget = dprect.PrivacyBudget(10.0, 1e-3)
+    for column, kind in ((pa.array(["north", "south"] * 300), "string"),
+                         (pa.array(np.arange(600).astype("datetime64[D]")), "date32")):
+        table = typed.append_column("region", column)
+        with pytest.raises(dprect.InputDataError, match=f"column 'region' must be numeric, "
+                                                        f"but its type is {kind}"):
+            dprect.fit(table, y, epsilon=1.0, delta=1e-6, budget=budget)
+        with pytest.raises(dprect.InputDataError, match="column 'region' must be numeric"):
+            dprect.bounds(table, epsilon=1.0, budget=budget)  # as bounds reads it
+        with pytest.raises(dprect.InputDataError, match="column 'region' must be numeric"):
+            dprect.RectangleClassifier(1.0, 1e-6, classes=[0, 1], budget=budget
+                                       ).fit(table, y)
+    assert budget.charges == []
+
+
+class _Column:
+    """As a Spark Column: its truth value is an error (pyspark's own text)."""
+
+    def __bool__(self) -> bool:
+        raise RuntimeError("Cannot convert column into bool")
+
+
+class DataFrame:
+    """A stand-in of a Spark DataFrame (the module's name is what is read): columns, and
+    a Column per name, attribute or item, as pyspark gives them."""
+
+    __module__ = "pyspark.sql.classic.dataframe"
+    columns: ClassVar[list[str]] = ["a", "b"]
+
+    def __getitem__(self, name: str | int) -> _Column:
+        if isinstance(name, int) and not 0 <= name < len(self.columns):
+            raise IndexError(name)  # as pyspark: a column by position, none past the last
+        return _Column()
+
+    def __getattr__(self, name: str) -> _Column:
+        if name not in self.columns:
+            raise AttributeError(name)
+        return _Column()
+
+
+@pytest.mark.parametrize("X, named", [
+    (None, "got NoneType"), (5, "got int"), (2.5, "got float"),
+    ("people.parquet", "got a path (str)"), (Path("people.parquet"), "got a path"),
+    (b"people.parquet", "got a path (bytes)"),
+    ((row for row in [[1.0, 2.0]]), "got generator"),
+    (DataFrame(), "is a Spark DataFrame.*fit_dataframe")])
+def test_what_is_no_in_memory_table_is_refused_naming_its_type(X, named):
+    """What is no in-memory table — None, a number, a path (the Python functions read no
+    file), an iterator (read once: fit read its shape, then found it empty), a Spark
+    DataFrame — is one InputDataError naming its type and what to give instead, before
+    any charge, from dprect.fit, the classifier, dprect.bounds and contains alike. Python
+    raised "'NoneType' object is not iterable", Spark's Column its truth-value error,
+    and a path or a Spark DataFrame was "not a list of equally long rows"."""
+    budget = dprect.PrivacyBudget(10.0, 1e-3)
+    y = [1]
+    fit_result = quiet_fit(np.ones((2, 2)), [1, 0], epsilon=1.0, delta=1e-6)
+    calls = [lambda: dprect.fit(X, y, epsilon=1.0, delta=1e-6, budget=budget),
+             lambda: dprect.fit(X, y, classes=[1], epsilon=1.0, delta=1e-6, budget=budget),
+             lambda: dprect.bounds(X, epsilon=1.0, budget=budget),
+             lambda: dprect.describe(X, epsilon=1.0, budget=budget),
+             lambda: fit_result.contains(X)]
+    if X is not None:  # the classifier's own wording for None stands ("X is required")
+        calls.append(lambda: dprect.RectangleClassifier(1.0, 1e-6, classes=[1],
+                                                        budget=budget).fit(X, y))
+    for call in calls:
+        with pytest.raises(dprect.InputDataError, match=named.replace("(", r"\(").replace(
+                ")", r"\)")):
+            call()
+    assert budget.charges == []
 
 
 def test_explicit_features_win_and_must_match_the_width():

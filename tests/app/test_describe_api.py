@@ -139,3 +139,33 @@ def test_every_parameter_of_a_preset_is_aggregates_with_its_default():
         same = dprect.aggregate(df, ["y"], statistics="coverage", coverage=0.99, rows=6000,
                                 **options)
     assert preset.to_dict() == same.to_dict()
+
+
+def _record(result) -> dict:
+    """A result's whole record (the results' types name it to_json or to_dict)."""
+    return result.to_json() if hasattr(result, "to_json") else result.to_dict()
+
+
+@pytest.mark.parametrize("statistics", [("coverage",), ("bounds", "mean"), ("median",),
+                                        ("mean", "median")])
+def test_group_by_as_one_value_per_row_beside_a_table(statistics):
+    """``group_by`` may give the rows' group values instead of a column's name (the
+    docstrings' "or one group value per row"). Beside a pandas DataFrame or a pyarrow
+    Table such an array, Series or list was compared with each column's name (element by
+    element, and the comparison's truth value raised numpy's or pandas' ValueError), so
+    only a bare array of data took it. Now every form gives the result of naming the
+    column, for a seed — for each product (one mechanism, quantiles, a mixed list)."""
+    import pyarrow as pa
+
+    df = _frame().iloc[:1500]
+    kwargs = dict(statistics=statistics, epsilon=2.0, groups=["east", "west"], seed=3)
+    with pytest.warns(UserWarning, match="NOT private"):
+        named = dprect.aggregate(df, ["x", "y"], group_by="g", **kwargs)
+    per_row = [df["g"], df["g"].to_numpy(), df["g"].tolist(), pa.array(df["g"])]
+    for data in (df[["x", "y"]], pa.Table.from_pandas(df[["x", "y"]])):
+        for groups in per_row:
+            with pytest.warns(UserWarning, match="NOT private"):
+                got = dprect.aggregate(data, ["x", "y"], group_by=groups, **kwargs)
+            assert _record(got) == _record(named), (type(data), type(groups))
+    with pytest.raises(dprect.InputDataError, match="one group value per row"):
+        dprect.aggregate(df[["x", "y"]], group_by=df["g"].to_numpy()[:-1], **kwargs)
