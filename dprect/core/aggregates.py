@@ -1838,7 +1838,8 @@ class DescribeResult:
             raise ParameterError(f"no result for column {column!r}, group {group!r}")
         return self.cells[self.groups.index(group)][self.columns.index(column)]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
+        """The result as JSON-ready values (every result's call: ``to_json``)."""
         out: dict[str, Any] = {"columns": list(self.columns), "groups": list(self.groups),
                                "results": self.rows(),
                                "privacy": self.guarantee.to_json(),
@@ -1846,6 +1847,9 @@ class DescribeResult:
         if self.seeded:
             out["warning"] = SEEDED_WARNING
         return out
+
+    #: the older name of :meth:`to_json` (kept: callers use it)
+    to_dict = to_json
 
 
 def run_describe(plan: DescribePlan, values: Mapping[tuple[Any, int], np.ndarray],

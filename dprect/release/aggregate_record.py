@@ -166,10 +166,10 @@ def describe_record(result: DescribeResult, rows: Rows | None = None) -> dict[st
 
 
 def _head(result: DescribeResult | QuantileResult) -> dict[str, Any]:
-    """A result's ``to_dict`` without making its rows (its ``results`` empty, in place)."""
+    """A result's ``to_json`` without making its rows (its ``results`` empty, in place)."""
     empty: DescribeResult | QuantileResult = replace(
         result, groups=[], cells=[])  # type: ignore[arg-type]
-    head = empty.to_dict()
+    head = empty.to_json()
     head["groups"] = list(result.groups)
     return head
 

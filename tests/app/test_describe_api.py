@@ -211,3 +211,31 @@ def test_python_rows_carry_the_small_group_flag_the_record_carries():
     part = mixed.result("describe").rows()
     assert [r["below_row_need"] for r in part] == \
         [r["below_row_need"] for r in mixed_record(mixed)["results"]]
+
+
+@pytest.mark.parametrize("statistics", [("coverage",), ("bounds", "mean"), ("median",),
+                                        ("mean", "median")])
+def test_every_aggregate_result_has_to_json_and_rows(statistics):
+    """One call shape for every sibling result (s44-pyapi2 2): main's DescribeResult and
+    QuantileResult had ``to_dict`` but no ``to_json``, MixedResult no ``rows()``. The rows
+    are one per (group, column) in draw order; a mixed run's merge its parts' rows."""
+    df = _small_groups()
+    with pytest.warns(UserWarning):
+        res = dprect.aggregate(df, ["x", "y"], statistics=list(statistics), group_by="g",
+                               groups=["a", "b"], epsilon=1.0, seed=3)
+    record = res.to_json()
+    assert record["privacy"] == res.guarantee.to_json()
+    rows = res.rows()
+    assert [(r["group"], r["column"]) for r in rows] == \
+        [("a", "x"), ("a", "y"), ("b", "x"), ("b", "y")]
+    if hasattr(res, "results"):  # a mixed run: every part's outputs, its flags too
+        for part in res.results:
+            for mine, theirs in zip(rows, part.rows(), strict=True):
+                assert {k: mine[k] for k in theirs} == theirs
+        assert "below_row_need" in rows[0] and "below_rows_needed" in rows[0]
+    with pytest.warns(UserWarning):
+        selected = dprect.aggregate(df, ["x"], statistics=list(statistics), group_by="g",
+                                    select_groups=True, selection_epsilon=1.0,
+                                    selection_delta=1e-6, epsilon=1.0, seed=3)
+    assert "group_selection" in selected.to_json()
+    assert isinstance(selected.rows(), list)
