@@ -56,6 +56,9 @@ from dprect.release.budget import PrivacyBudget, charged, record
 if TYPE_CHECKING:
     from dprect.core.classes import ClassesResult
 
+#: the name a keyword error of :func:`fit` gives (its public name)
+FIT = "dprect.fit"
+
 
 def label_kind_of_dtype(dtype: np.dtype, column: str = "y") -> str:
     """The :data:`dprect.core.labels.LABEL_KINDS` kind of a numpy label array's dtype (its
@@ -216,8 +219,8 @@ def fit_engine(engine: Engine, domains: list[Domain], features: list[str],
     computed), run the chosen method on ``engine``, and package the result. ``tally``:
     the table's tally for ``auto``'s contest (:mod:`dprect.core.contest`; without one
     the contest's default choice runs)."""
-    the_plan = plan(make_request(PlanRequest, request, options), domains=domains,
-                    features=features)
+    the_plan = plan(make_request(PlanRequest, request, options, "dprect.fit_engine"),
+                    domains=domains, features=features)
     if rng is None:
         rng = RandomSource(seed=seed)
     elif seed is not None:
@@ -393,10 +396,11 @@ def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridAr
                                    "positive_label": options.get("positive_label")},
                                   label_given=label_given)
         assert selection is not None  # else fit_selection refused the options
-        return fit_selected_classes(X, y, make_request(FitRequest, request, options),
+        req = make_request(FitRequest, request, options, FIT)
+        return fit_selected_classes(X, y, req,
                                     selection, grid=grid, features=features, seed=seed,
                                     budget=budget)
-    req = make_request(FitRequest, request, options)
+    req = make_request(FitRequest, request, options, FIT)
     if req.classes is not None:
         return fit_classes(X, y, req, grid=grid, features=features, seed=seed,
                            budget=budget)

@@ -78,7 +78,7 @@ def describe(data: object, columns: Sequence[str] | None = None, *,
 
     Returns a :class:`~dprect.core.aggregates.DescribeResult`: ``cells[g][j]`` (lower,
     upper, count, sum, mean), ``rows()``, ``plan`` (public; ``plan.table()`` is the
-    printout with the accuracy statements), ``guarantee``, ``to_dict()``.
+    printout with the accuracy statements), ``guarantee``, ``to_json()``.
     """
     return _preset(("bounds", *_names(statistics)), DescribeResult, locals())
 

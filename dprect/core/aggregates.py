@@ -129,7 +129,7 @@ from dprect.core.describe_stats import (
 )
 from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_describe_plan
-from dprect.core.intervals import DEFAULT_LEVEL, query_intervals
+from dprect.core.intervals import DEFAULT_LEVEL, below_need, query_intervals
 from dprect.core.randomness import (
     SEEDED_WARNING,
     STREAM_SEED_BITS,
@@ -1793,6 +1793,11 @@ def checked_names(plan: DescribePlan, groups: Sequence[Any], columns: Sequence[s
     return group_list, cols
 
 
+#: the small-group flag of each released (group, column) of the query mechanism: its
+#: released count below the plan's rows_needed (docs/operations.md, "Small groups")
+BELOW_ROW_NEED = "below_row_need"
+
+
 @dataclass(frozen=True)
 class DescribeResult:
     """Per (group, column): lower, upper and the asked statistics; what was clipped is
@@ -1807,7 +1812,13 @@ class DescribeResult:
     _rows: list[dict[str, Any]] = field(default_factory=list, repr=False)
 
     def rows(self) -> list[dict[str, Any]]:
-        """One dict per (group, column) in draw order (a results table)."""
+        """One dict per (group, column) in draw order (a results table): the bounds, each
+        asked statistic with its interval, and the small-group flag
+        :data:`BELOW_ROW_NEED` — the released count below the plan's
+        :attr:`~DescribePlan.rows_needed` (:func:`~dprect.core.intervals.below_need`, the
+        rule the record and the table use; None when no count was released)."""
+        counted = "count" in self.plan.statistics
+        need = self.plan.rows_needed  # public: the plan's, as its record states it
         out = []
         for gi, g in enumerate(self.groups):
             for j, c in enumerate(self.columns):
@@ -1818,6 +1829,7 @@ class DescribeResult:
                     row[s] = getattr(cell, s)
                     span = cell.interval(s)
                     row[f"{s}_low"], row[f"{s}_high"] = span if span else (None, None)
+                row[BELOW_ROW_NEED] = below_need(cell.count if counted else None, need)
                 out.append(row)
         return out
 
@@ -1826,7 +1838,8 @@ class DescribeResult:
             raise ParameterError(f"no result for column {column!r}, group {group!r}")
         return self.cells[self.groups.index(group)][self.columns.index(column)]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
+        """The result as JSON-ready values (every result's call: ``to_json``)."""
         out: dict[str, Any] = {"columns": list(self.columns), "groups": list(self.groups),
                                "results": self.rows(),
                                "privacy": self.guarantee.to_json(),
@@ -1834,6 +1847,9 @@ class DescribeResult:
         if self.seeded:
             out["warning"] = SEEDED_WARNING
         return out
+
+    #: the older name of :meth:`to_json` (kept: callers use it)
+    to_dict = to_json
 
 
 def run_describe(plan: DescribePlan, values: Mapping[tuple[Any, int], np.ndarray],
@@ -1864,6 +1880,7 @@ def run_describe(plan: DescribePlan, values: Mapping[tuple[Any, int], np.ndarray
 
 __all__ = [
     "ANCHOR_BITS",
+    "BELOW_ROW_NEED",
     "CENTRE_CAP",
     "CENTRE_ROWS_FACTOR",
     "CENTRE_SHARE",

@@ -265,15 +265,14 @@ class SelectedResult:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.__dict__["result"], name)
 
-    def to_dict(self) -> dict[str, Any]:
-        inner = self.result.to_json() if hasattr(self.result, "to_json") \
-            else self.result.to_dict()
+    def to_json(self) -> dict[str, Any]:
+        inner = self.result.to_json()
         return {**inner, "privacy": self.guarantee.to_json(),
                 "statistics_privacy": self.statistics.to_json(),
                 "group_selection": selection_json(self.selection, self.kept, self.listed,
                                                   self.past_cap)}
 
-    to_json = to_dict
+    to_dict = to_json
 
 
 __all__ = ["EXP_MARGIN", "KEYS_CHANGED", "MAX_ALWAYS", "SELECTION_BITS", "SELECTION_BOUND",

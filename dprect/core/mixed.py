@@ -147,14 +147,25 @@ class MixedResult:
         return self.plan.guarantee
 
     def to_json(self) -> dict[str, Any]:
-        """The plan, the guarantee and each part's own JSON (its ``to_json`` or
-        ``to_dict``), by mechanism."""
-        def part(r: Any) -> Any:
-            return r.to_json() if hasattr(r, "to_json") else r.to_dict()
+        """The plan, the guarantee and each part's own JSON (its ``to_json``), by
+        mechanism."""
         return {"method": "+".join(self.plan.mechanisms), "plan": self.plan.to_json(),
                 "privacy": self.guarantee.to_json(),
-                "parts": {m: part(r) for m, r in zip(self.plan.mechanisms, self.results,
-                                                      strict=True)}}
+                "parts": {m: r.to_json() for m, r in zip(self.plan.mechanisms,
+                                                         self.results, strict=True)}}
+
+    #: as the other results name it too
+    to_dict = to_json
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One dict per (group, column) in draw order with every part's outputs and flags
+        (each part's ``rows()`` merged, in the plan's order: the parts share the run's
+        groups and columns, and no two mechanisms of a mixed run release the same output)."""
+        merged: dict[tuple[Any, Any], dict[str, Any]] = {}
+        for r in self.results:
+            for row in r.rows():
+                merged.setdefault((row["group"], row["column"]), {}).update(row)
+        return list(merged.values())
 
     def result(self, mechanism: str) -> Any:
         """The part drawn by ``mechanism`` (its name)."""

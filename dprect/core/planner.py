@@ -933,7 +933,7 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
     by the independent check. False (the classes' fits) keeps the choice at N = ∞.
     """
     sizing = Sizing(positives, target_share)  # checked first, like the budget
-    req = make_request(PlanRequest, request, options)
+    req = make_request(PlanRequest, request, options, "dprect.plan")
     epsilon, delta, beta, method = req.epsilon, req.delta, req.beta, req.method
     domains = _plan_domains(domains, dims, grid)
     if not isinstance(domains, list | tuple) or len(domains) == 0:

@@ -111,7 +111,8 @@ class QuantileResult:
                 out.append(row)
         return out
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
+        """The result as JSON-ready values (every result's call: ``to_json``)."""
         out: dict[str, Any] = {"columns": list(self.columns), "groups": list(self.groups),
                                "statistics": list(self.statistics), "results": self.rows(),
                                "privacy": self.guarantee.to_json(),
@@ -119,6 +120,9 @@ class QuantileResult:
         if self.seeded:
             out["warning"] = SEEDED_WARNING
         return out
+
+    #: the older name of :meth:`to_json` (kept: callers use it)
+    to_dict = to_json
 
 
 def release_groups(plan: QuantilePlan, cells: Mapping[tuple[int, int], QuantileStatistics],

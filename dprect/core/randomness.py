@@ -55,10 +55,12 @@ from __future__ import annotations
 import math
 import os
 import random
+import sys
 import warnings
 import weakref
 from collections.abc import Callable, Sequence
 from fractions import Fraction
+from types import FrameType
 from typing import Any
 
 import numpy as np
@@ -220,6 +222,24 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_pools)
 
 
+#: the folder of the dprect package (its frames are not the caller a warning names)
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def caller_level() -> int:
+    """The ``stacklevel`` that makes a warning issued by the function calling this name
+    the first frame outside the dprect package — the user's line calling ``dprect.fit``
+    or ``dprect.describe``, however deep inside dprect the warning is raised (Python
+    3.11 has no ``skip_file_prefixes``). 2 (the warning's own caller) when every frame is
+    dprect's (the command line)."""
+    frame: FrameType | None = sys._getframe(2)  # the caller of the function that warns
+    level = 2
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+            PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    return 2 if frame is None else level
+
+
 class RandomSource:
     """All randomness of one run, drawn in a fixed order.
 
@@ -242,7 +262,7 @@ class RandomSource:
             if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
                 raise ParameterError(f"seed must be a non-negative integer, got {seed!r}")
             self._init_seeded(seed)
-            warnings.warn(SEEDED_WARNING, UserWarning, stacklevel=2)
+            warnings.warn(SEEDED_WARNING, UserWarning, stacklevel=caller_level())
 
     #: (the joint array, this source's row index, the row) when :meth:`streams` made it
     #: as a row of one array: :class:`JointStreams` draws in place while it still holds it

@@ -500,11 +500,17 @@ class Source:
 R = TypeVar("R", bound=PlanRequest)
 
 
-def make_request(kind: type[R], request: R | None, options: Mapping[str, Any]) -> R:
+def make_request(kind: type[R], request: R | None, options: Mapping[str, Any],
+                 caller: str | None = None) -> R:
     """``request`` itself, or a new ``kind`` built from keyword ``options`` (not both).
 
-    A missing ε or δ, or an unknown option, is a :class:`TypeError` as for any call."""
+    A missing ε or δ, or an unknown option, is a :class:`TypeError` as for any call,
+    naming ``caller`` (the public function the keywords were given to, e.g.
+    ``dprect.fit``; default the request's class) and the keyword, as Python names a
+    function's own keywords (:func:`keyword_error`)."""
     if request is None:
+        if (error := keyword_error(kind, options, caller or kind.__name__)) is not None:
+            raise error
         return kind(**options)
     if options:
         raise ParameterError(f"give a request or the options {', '.join(options)}, not both")
@@ -512,6 +518,31 @@ def make_request(kind: type[R], request: R | None, options: Mapping[str, Any]) -
         raise ParameterError(f"request must be a {kind.__name__}, got "
                              f"{type(request).__name__}")
     return request
+
+
+def keyword_error(kind: type[Any], options: Mapping[str, Any], caller: str
+                  ) -> TypeError | None:
+    """The :class:`TypeError` of keyword ``options`` that do not build a ``kind`` (an
+    unknown keyword first, then the required ones missing), worded as Python words a
+    call's — ``dprect.fit() got an unexpected keyword argument 'epsilonn'``, ``...
+    missing 2 required keyword arguments: 'epsilon' and 'delta'`` — naming ``caller``,
+    not the request's ``__init__``; None when they build one. From the keywords' names
+    only."""
+    fields = [f for f in dataclasses.fields(kind) if f.init]
+    names = {f.name for f in fields}
+    if unknown := [k for k in options if k not in names]:
+        return TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}")
+    missing = [f.name for f in fields if f.name not in options
+               and f.default is dataclasses.MISSING
+               and f.default_factory is dataclasses.MISSING]
+    if not missing:
+        return None
+    quoted = [repr(m) for m in missing]
+    listed = quoted[0] if len(quoted) == 1 else \
+        f"{', '.join(quoted[:-1])} and {quoted[-1]}"
+    plural = "s" if len(missing) > 1 else ""
+    return TypeError(f"{caller}() missing {len(missing)} required keyword "
+                     f"argument{plural}: {listed}")
 
 
 T = TypeVar("T")

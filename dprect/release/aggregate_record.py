@@ -37,7 +37,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dprect.core.aggregates import SPREAD, STATISTICS, Cell, DescribeResult
+from dprect.core.aggregates import BELOW_ROW_NEED, SPREAD, STATISTICS, Cell, DescribeResult
 from dprect.core.bounds import BoundsPlan, BoundsResult
 from dprect.core.column_release import ColumnRows
 from dprect.core.intervals import below_need, below_needs
@@ -58,8 +58,6 @@ from dprect.release.row_spool import RowSpool, row_blocks
 #: what the ledger records as the method of a run of each mechanism (its name)
 BOUNDS_METHOD = COVERAGE.name
 DESCRIBE_METHOD = QUERY.name
-#: the small-group flag of each released (group, column) of the query mechanism
-BELOW_ROW_NEED = "below_row_need"
 #: a record's rows: in memory, or spooled on disk block by block (a streamed run)
 Rows = list[dict[str, Any]] | RowSpool
 
@@ -168,10 +166,10 @@ def describe_record(result: DescribeResult, rows: Rows | None = None) -> dict[st
 
 
 def _head(result: DescribeResult | QuantileResult) -> dict[str, Any]:
-    """A result's ``to_dict`` without making its rows (its ``results`` empty, in place)."""
+    """A result's ``to_json`` without making its rows (its ``results`` empty, in place)."""
     empty: DescribeResult | QuantileResult = replace(
         result, groups=[], cells=[])  # type: ignore[arg-type]
-    head = empty.to_dict()
+    head = empty.to_json()
     head["groups"] = list(result.groups)
     return head
 

@@ -272,3 +272,56 @@ def test_a_fractional_positive_label_on_integer_labels_is_refused_before_the_cha
         floats = dprect.fit(X, y / 2, epsilon=1, delta=1e-6, positive_label=0.5,
                             grid=grid, seed=2)
     assert (whole.lower, whole.upper) == (floats.lower, floats.upper)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({}, "dprect.fit() missing 2 required keyword arguments: 'epsilon' and 'delta'"),
+    ({"epsilon": 1.0}, "dprect.fit() missing 1 required keyword argument: 'delta'"),
+    ({"epsilon": 1.0, "delta": 1e-6, "epsilonn": 2.0},
+     "dprect.fit() got an unexpected keyword argument 'epsilonn'"),
+    ({"epsilon": 1.0, "delta": 1e-6, "classes": [1], "sede": 1},
+     "dprect.fit() got an unexpected keyword argument 'sede'"),
+    ({"delta": 1e-6, "select_groups": True, "selection_epsilon": 1.0,
+      "selection_delta": 1e-6},
+     "dprect.fit() missing 1 required keyword argument: 'epsilon'")])
+def test_a_missing_or_misspelt_fit_keyword_names_dprect_fit_and_the_keyword(kwargs, message):
+    """dprect.fit's keyword mistakes read as dprect.bounds' and dprect.describe's do —
+    Python's TypeError naming the function and the keyword — before any charge (main
+    named ``FitRequest.__init__()`` and its 'positional' arguments: s44-pyapi2 3)."""
+    budget = dprect.PrivacyBudget(10.0, 1e-3)
+    X, y = _table(50)
+    with pytest.raises(TypeError) as caught:
+        dprect.fit(X, y, budget=budget, **kwargs)
+    assert str(caught.value) == message
+    assert budget.charges == []
+
+
+def test_the_seeded_warning_names_the_callers_line():
+    """The warning that a seeded run is not private points at the user's own call — the
+    file and line calling dprect.fit, dprect.describe, dprect.bounds, dprect.aggregate or
+    the classifier — not at a line inside dprect (main's pointed into dprect's api.py
+    and describe.py: s44-pyapi2 5)."""
+    import inspect
+
+    X, y = _table(300)
+    frame = np.column_stack([X, np.repeat([0, 1, 2], 100)])
+    calls = {
+        "fit": lambda: dprect.fit(X, y, epsilon=1.0, delta=1e-6, seed=1),
+        "classes": lambda: dprect.fit(X, y, classes=[0, 1], epsilon=1.0, delta=1e-6,
+                                      seed=1),
+        "describe": lambda: dprect.describe(X, epsilon=1.0, seed=1),
+        "bounds": lambda: dprect.bounds(X, epsilon=1.0, seed=1),
+        "mixed": lambda: dprect.aggregate(frame, statistics=["mean", "median"],
+                                          epsilon=1.0, seed=1),
+        "classifier": lambda: dprect.RectangleClassifier(1.0, 1e-6, classes=[0, 1],
+                                                         random_state=1).fit(X, y)}
+    for name, call in calls.items():
+        source, first = inspect.getsourcelines(call)
+        lines = range(first, first + len(source))  # the call's lines in this file
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call()
+        seeded = [w for w in caught if "NOT private" in str(w.message)]
+        assert seeded, name
+        for w in seeded:
+            assert w.filename == __file__ and w.lineno in lines, name

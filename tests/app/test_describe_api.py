@@ -169,3 +169,73 @@ def test_group_by_as_one_value_per_row_beside_a_table(statistics):
             assert _record(got) == _record(named), (type(data), type(groups))
     with pytest.raises(dprect.InputDataError, match="one group value per row"):
         dprect.aggregate(df[["x", "y"]], group_by=df["g"].to_numpy()[:-1], **kwargs)
+
+
+def _small_groups() -> pd.DataFrame:
+    """~500 rows a group in two columns: at ε = 1 the plan needs ~567 (s44-pyapi2 1)."""
+    rs = np.random.default_rng(0)
+    n = 1000
+    return pd.DataFrame({"g": np.repeat(["a", "b"], n // 2), "x": rs.normal(10, 1, n),
+                         "y": rs.normal(-3, 2, n)})
+
+
+def test_python_rows_carry_the_small_group_flag_the_record_carries():
+    """``DescribeResult.rows()`` flags a cell whose released count is below the plan's
+    rows_needed exactly as the CLI's record does (the same rule, from the released count
+    and the public plan): main's Python rows had no flag, so a half-empty group's bounds
+    and mean ≈ 0 read as an answer. A count-less run (bounds alone) flags nothing (None);
+    a mixed run's describe part carries it too."""
+    from dprect.release.aggregate_record import describe_record, mixed_record
+
+    df = _small_groups()
+    flagged = 0
+    for seed in range(4):
+        with pytest.warns(UserWarning):
+            res = dprect.describe(df, ["x", "y"], group_by="g", groups=["a", "b"],
+                                  epsilon=1.0, seed=seed)
+        need = res.plan.rows_needed
+        assert need > 500  # the plan needs more than a group has
+        rows = res.rows()
+        assert [r["below_row_need"] for r in rows] == \
+            [r["below_row_need"] for r in describe_record(res)["results"]]
+        for r in rows:
+            assert r["below_row_need"] is (r["count"] < need)
+        flagged += sum(r["below_row_need"] for r in rows)
+    assert flagged > 0
+    with pytest.warns(UserWarning):
+        alone = dprect.mean_bounds(df, ["x"], epsilon=1.0, query_epsilon=1.0, seed=1)
+    assert [r["below_row_need"] for r in alone.rows()] == [None]
+    with pytest.warns(UserWarning):
+        mixed = dprect.aggregate(df, ["x", "y"], statistics=["mean", "median"],
+                                 group_by="g", groups=["a", "b"], epsilon=1.0, seed=2)
+    part = mixed.result("describe").rows()
+    assert [r["below_row_need"] for r in part] == \
+        [r["below_row_need"] for r in mixed_record(mixed)["results"]]
+
+
+@pytest.mark.parametrize("statistics", [("coverage",), ("bounds", "mean"), ("median",),
+                                        ("mean", "median")])
+def test_every_aggregate_result_has_to_json_and_rows(statistics):
+    """One call shape for every sibling result (s44-pyapi2 2): main's DescribeResult and
+    QuantileResult had ``to_dict`` but no ``to_json``, MixedResult no ``rows()``. The rows
+    are one per (group, column) in draw order; a mixed run's merge its parts' rows."""
+    df = _small_groups()
+    with pytest.warns(UserWarning):
+        res = dprect.aggregate(df, ["x", "y"], statistics=list(statistics), group_by="g",
+                               groups=["a", "b"], epsilon=1.0, seed=3)
+    record = res.to_json()
+    assert record["privacy"] == res.guarantee.to_json()
+    rows = res.rows()
+    assert [(r["group"], r["column"]) for r in rows] == \
+        [("a", "x"), ("a", "y"), ("b", "x"), ("b", "y")]
+    if hasattr(res, "results"):  # a mixed run: every part's outputs, its flags too
+        for part in res.results:
+            for mine, theirs in zip(rows, part.rows(), strict=True):
+                assert {k: mine[k] for k in theirs} == theirs
+        assert "below_row_need" in rows[0] and "below_rows_needed" in rows[0]
+    with pytest.warns(UserWarning):
+        selected = dprect.aggregate(df, ["x"], statistics=list(statistics), group_by="g",
+                                    select_groups=True, selection_epsilon=1.0,
+                                    selection_delta=1e-6, epsilon=1.0, seed=3)
+    assert "group_selection" in selected.to_json()
+    assert isinstance(selected.rows(), list)

@@ -439,7 +439,7 @@ def test_count_only_gives_the_sum_share_to_the_count_and_keeps_the_bounds():
         assert c.sum is None and c.mean is None and abs(c.count - 5000) < 200
         assert c.lower <= 40.0 * k and c.upper >= 60.0 * k
     assert set(got.rows()[0]) == {"group", "column", "lower", "upper", "count", "count_low",
-                                  "count_high"}
+                                  "count_high", "below_row_need"}
     # the reference (row by row, independent of the statistics) draws the same cells
     import pyarrow as pa
     from describe_reference import reference_describe

@@ -159,3 +159,27 @@ def test_prepare_fit_invalid_row_policy(spark, plan):
                           method="composition") as prepared:
                 assert prepared.run(seed=2).empty
     validate_dataframe(df.filter("y = 0 AND b < 10"), ["a", "b"], "y")  # no positives: fine
+
+
+@pytest.mark.parametrize("df, named", [
+    (None, "got NoneType"), ([[1.0, 1]], "got list"),
+    (np.ones((3, 2)), "got numpy.ndarray")])
+def test_what_is_no_spark_dataframe_is_refused_naming_its_type(df, named):
+    """The Spark entries given an in-memory table (a pandas DataFrame above all) refuse it
+    in one line naming its type and pointing at dprect.fit, before any job and with no
+    session — main's first schema read raised Python's AttributeError ('no attribute
+    schema'; s44-pyapi2 4)."""
+    import pandas as pd
+
+    cases = [(pd.DataFrame({"a": [1.0], "y": [1]}), "got pandas.DataFrame"), (df, named)]
+    for table, words in cases:
+        calls = [lambda t=table: fit_dataframe(t, features=["a"], label="y", epsilon=1.0,
+                                               delta=1e-6),
+                 lambda t=table: prepare_fit(t, features=["a"], label="y", epsilon=1.0,
+                                             delta=1e-6),
+                 lambda t=table: validate_dataframe(t, ["a"], "y")]
+        for call in calls:
+            with pytest.raises(InputDataError, match=words) as caught:
+                call()
+            text = str(caught.value)
+            assert "\n" not in text and "use dprect.fit" in text

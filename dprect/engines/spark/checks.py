@@ -88,6 +88,26 @@ def label_equals(column: str, kind: str, value: bool | float | str | None) -> st
     return f"({as_double(column)} = {literal(float(value))})"
 
 
+def type_name(obj: object) -> str:
+    """``obj``'s type as a message names it: its package and name (``pandas.DataFrame``),
+    a built-in type's name alone (``NoneType``)."""
+    package = type(obj).__module__.split(".")[0]
+    name = type(obj).__name__
+    return name if package == "builtins" else f"{package}.{name}"
+
+
+def check_spark_frame(df: object) -> None:
+    """Refuse, by its type alone, a ``df`` that is no Spark DataFrame (classic or
+    Connect): one :class:`InputDataError` naming its type and pointing an in-memory table
+    at :func:`dprect.fit` — where the first schema read raised Python's
+    ``AttributeError`` ('no attribute schema')."""
+    if not isinstance(df, DataFrame):
+        raise InputDataError(
+            f"the Spark engine reads a Spark DataFrame, got {type_name(df)}: for an "
+            "in-memory table (a pandas DataFrame, a numpy array, a pyarrow Table) use "
+            "dprect.fit (or dprect.bounds, dprect.describe)")
+
+
 class TableChecks:
     """What the fit learns from, for ``features`` and ``label`` of ``df``.
 
@@ -111,6 +131,7 @@ class TableChecks:
         names = [features] if isinstance(features, str) else list(features)
         if not names:
             raise ParameterError("give at least one feature column")
+        check_spark_frame(df)
         types = {f.name: f.dataType for f in df.schema.fields}
         missing = [c for c in [*names, label] if c not in types]
         if missing:

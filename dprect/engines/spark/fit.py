@@ -268,7 +268,7 @@ def prepare_fit(
     a data-dependent refusal OUTSIDE the privacy guarantee.
     Other parameters as in :func:`fit_dataframe`.
     """
-    req = make_request(FitRequest, request, options)
+    req = make_request(FitRequest, request, options, "prepare_fit")
     listed = [features] if isinstance(features, str) else list(features)
     names = feature_names(listed, len(listed))
     if not names:
@@ -477,7 +477,8 @@ def fit_dataframe(
     returning.
     """
     prepared = prepare_fit(df, features=features, label=label, grid=grid,
-                           request=make_request(FitRequest, request, options),
+                           request=make_request(FitRequest, request, options,
+                                                "fit_dataframe"),
                            strategy=strategy, prefix_rows=prefix_rows,
                            driver_budget_mb=driver_budget_mb)
     with prepared:
