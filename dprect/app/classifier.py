@@ -23,8 +23,13 @@ normalised to u_j = i_j / m_j (the public grid, so the unit of every axis is the
 ``classes``: the PUBLIC list of classes. Without it the classes are read from ``y``
 (``numpy.unique``) — the set of labels present is itself a fact about the data, so that
 is NOT differentially private; a :class:`PrivacyLeakWarning` says so (as scikit-learn's
-own conventions need a classifier that learns its classes from ``y``). With it, labels of
-``y`` outside the list are negatives of every class and never refuse the fit.
+own conventions need a classifier that learns its classes from ``y``). Such a ``y`` must
+hold labels of one kind that sort (numbers, booleans or strings, of a label dtype): a None,
+NaN or ±inf label, labels of two kinds (strings and numbers) or another dtype (complex,
+bytes, dates) is refused by one :class:`InputDataError` naming y's dtype and its labels'
+kinds, never a value; a continuous ``y`` gets scikit-learn's own "Unknown label type"
+error. With the list, labels of ``y`` outside it are negatives of every class and never
+refuse the fit.
 
 Input: numpy arrays, pandas DataFrames (column names become ``feature_names_in_`` and the
 rectangles' feature names), lists — under :func:`dprect.fit`'s rules. X is read as
@@ -35,8 +40,9 @@ how labels compare with the classes, and the class list gets :func:`dprect.fit`'
 (:func:`dprect.core.labels.check_classes`). A NaN or ±inf feature is allowed: such rows are
 left out of the fit (row-local, inside the guarantee), and in ``predict`` a NaN value lies
 in no rectangle on its axis (it is at distance 1 from any interval on it). A NaN, ±inf or
-unlisted label is a negative of every class, and an empty X gives empty rectangles. No
-value of X or y refuses a fit, and no message quotes a value or a count: refusals come from
+unlisted label is a negative of every class, and an empty X gives empty rectangles. With
+``classes`` (or ``select_groups``) no value of X or y refuses a fit, and no message quotes
+a value or a count: refusals come from
 shapes, types and parameters only. The plan is :func:`dprect.fit`'s, re-derived by the
 independent check (:mod:`dprect.core.guarantee_check`) before anything is read.
 
@@ -53,6 +59,8 @@ without one) warns with :class:`PrivacyBudgetWarning`, or is refused under
 
 from __future__ import annotations
 
+import math
+import numbers
 import os
 import warnings
 from collections.abc import Sequence
@@ -116,6 +124,65 @@ def _kept_classes(names: Sequence[str], y: Any) -> np.ndarray:
     if kind == "numeric" and y_arr.dtype.kind in "iuf":
         return np.asarray(values, dtype=np.float64).astype(y_arr.dtype)
     return _class_array(values) if values else np.asarray([], dtype=y_arr.dtype)
+
+
+#: the kinds of label an untyped y can hold, as a refusal names them
+_MISSING, _NON_FINITE = "None/NA", "NaN or ±inf"
+_OTHER = "objects that are no number, boolean or string"
+
+
+def _label_word(v: object) -> str:
+    """The kind of one label of an untyped y: ``booleans``, ``numbers``, ``strings``, or
+    what names no class (a missing value, NaN or ±inf, any other object)."""
+    if v is None or type(v).__name__ in ("NAType", "NaTType"):  # pandas' missing values
+        return _MISSING
+    if isinstance(v, bool | np.bool_):
+        return "booleans"
+    if isinstance(v, numbers.Integral):
+        return "numbers"
+    if isinstance(v, numbers.Real):
+        return "numbers" if math.isfinite(float(v)) else _NON_FINITE
+    if isinstance(v, str):
+        return "strings"
+    return _OTHER
+
+
+def _labels_read_from_y(y: Any, y_in: Any) -> np.ndarray:
+    """y as the array its classes are read from (``classes=None``: NOT private). Refused
+    with one :class:`InputDataError` when its labels name no sorted list of classes: a
+    dtype that is no label type (complex, bytes, dates: :func:`dprect.fit`'s rule), a NaN
+    or ±inf in a float y, or an untyped y (a list, an object array) holding a missing
+    value, NaN, ±inf, another object, or labels of more than one kind (strings and
+    numbers). The message names y's dtype and the kinds, never a value. An untyped y of
+    numbers or booleans becomes a typed array (scikit-learn reads an object array only
+    as strings); a continuous y is left to scikit-learn's own check."""
+    from dprect.app.api import label_kind
+
+    typed = isinstance(y, np.ndarray) or hasattr(y, "dtype")
+    arr = np.asarray(y_in) if typed else np.asarray(y_in, dtype=object)
+    label_kind(y, arr)  # a dtype that holds no labels: fit's refusal
+    what = f"dtype {y.dtype}" if typed else f"a {type(y).__name__}"
+    head = f"classes read from y: y ({what}) holds"
+    public = "the PUBLIC list classes=[...] (the private route)"
+    if arr.dtype.kind == "f" and arr.size and not np.isfinite(arr).all():
+        raise InputDataError(f"{head} missing, NaN or ±inf labels, which name no class; "
+                             f"give {public}: such a label is then a negative of every "
+                             "class")
+    if arr.dtype.kind != "O":
+        return arr
+    kinds = set(np.fromiter(map(_label_word, arr), dtype=object, count=len(arr)))
+    bad = sorted(kinds & {_MISSING, _NON_FINITE, _OTHER})
+    if bad:
+        raise InputDataError(f"{head} labels that name no class ({', '.join(bad)}); "
+                             f"give {public}: such a label is then a negative of every "
+                             "class")
+    if len(kinds) > 1:
+        raise InputDataError(f"{head} labels of more than one kind "
+                             f"({', '.join(sorted(kinds))}), which sort into no one list "
+                             f"of classes; give labels of one kind, or {public}")
+    if kinds == {"strings"} and typed:
+        return arr  # an object array of strings: scikit-learn's own string labels
+    return np.asarray(arr.tolist())
 
 
 def _unit(domain: Domain, values: np.ndarray) -> np.ndarray:
@@ -327,9 +394,8 @@ class RectangleClassifier(ClassifierMixin, BaseEstimator):
             warnings.warn("RectangleClassifier: classes read from y (the labels present); "
                           "that is NOT differentially private — give the public list "
                           "classes=[...]", PrivacyLeakWarning, stacklevel=2)
-            typed = isinstance(y, np.ndarray) or hasattr(y, "dtype")  # else numpy infers
-            y_arr = np.asarray(y_in) if typed else np.asarray(np.asarray(y_in).tolist())
-            check_classification_targets(y_arr)
+            y_arr = _labels_read_from_y(y, y_in)
+            check_classification_targets(y_arr)  # a continuous y: scikit-learn's error
             classes = np.unique(y_arr)
             if len(classes) == 0:
                 raise ParameterError("classes read from y: y holds no label; give the "

@@ -40,7 +40,7 @@ from dprect.core.accounting import Guarantee
 from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_mixed_plan
 from dprect.core.randomness import RandomSource
-from dprect.core.statistic import GroupedStatistics, Mechanism, StatisticsSpec
+from dprect.core.statistic import STATISTICS, GroupedStatistics, Mechanism, StatisticsSpec, outputs
 
 #: the bound a mixed run's guarantee states (docs/privacy.md §11b)
 MIXED_BOUND = "basic composition of pure mechanisms (declared shares), groups in parallel"
@@ -134,6 +134,10 @@ def part_cells(cells: Mapping[tuple[int, int], Any], part: int, columns: int
     return {(g, j - low): c for (g, j), c in cells.items() if low <= j < low + columns}
 
 
+#: every mechanism a statistic is drawn by, by its name (a mixed plan names its parts)
+_MECHANISMS: dict[str, Mechanism] = {s.mechanism.name: s.mechanism for s in STATISTICS.values()}
+
+
 @dataclass(frozen=True)
 class MixedResult:
     """A mixed run's release: each mechanism's own result (``results``, the plan's order)
@@ -160,12 +164,24 @@ class MixedResult:
     def rows(self) -> list[dict[str, Any]]:
         """One dict per (group, column) in draw order with every part's outputs and flags
         (each part's ``rows()`` merged, in the plan's order: the parts share the run's
-        groups and columns, and no two mechanisms of a mixed run release the same output)."""
+        groups and columns, and no two mechanisms of a mixed run release the same output).
+        Every row has the keys of the released record's rows
+        (:func:`dprect.release.aggregate_record.mixed_columns`, in its order): group,
+        column, then per mechanism every output of its statistics
+        (:func:`~dprect.core.statistic.outputs` for the run's statistics) and its flags —
+        a statistic not asked is None, as in the record."""
+        statistics = self.plan.statistics
+        keys: dict[str, None] = {"group": None, "column": None}
         merged: dict[tuple[Any, Any], dict[str, Any]] = {}
-        for r in self.results:
+        for name, r in zip(self.plan.mechanisms, self.results, strict=True):
+            produced = outputs(_MECHANISMS[name], statistics)
+            keys.update(dict.fromkeys(produced))
+            flags: dict[str, None] = {}
             for row in r.rows():
                 merged.setdefault((row["group"], row["column"]), {}).update(row)
-        return list(merged.values())
+                flags.update(dict.fromkeys(k for k in row if k not in keys))
+            keys.update(flags)  # after the outputs, as a part's record row has them
+        return [{k: row.get(k) for k in keys} for row in merged.values()]
 
     def result(self, mechanism: str) -> Any:
         """The part drawn by ``mechanism`` (its name)."""

@@ -231,3 +231,58 @@ def test_no_sentinel_in_any_message_warning_or_output():
     texts += [str(w.message) for w in caught]
     assert any("same data" in t for t in texts)
     assert not [t for t in texts if SENTINEL in t]
+
+
+# -- classes read from y (not private): a y that names no sorted list of classes ----------
+UNSORTABLE_Y = {
+    "strings and None": lambda y: [SENTINEL, None, *y[2:].tolist()],
+    "an object array of strings and None": lambda y: np.array(
+        [SENTINEL, None, *y[2:].tolist()], dtype=object),
+    "a pandas object column with None": lambda y: pd.Series([SENTINEL, None, *y[2:].tolist()]),
+    "a pandas string column with NA": lambda y: pd.Series(
+        [SENTINEL, None, *y[2:].tolist()], dtype="string"),
+    "strings and a number": lambda y: [SENTINEL, 7, *y[2:].tolist()],
+    "strings and NaN": lambda y: np.array([SENTINEL, np.nan, *y[2:].tolist()], dtype=object),
+    "numbers and None": lambda y: [7, None] + [1] * (len(y) - 2),
+    "floats with NaN": lambda y: np.r_[7.0, np.nan, np.ones(len(y) - 2)],
+    "floats with inf": lambda y: pd.Series(np.r_[7.0, np.inf, np.ones(len(y) - 2)]),
+    "nullable integers with NA": lambda y: pd.Series([7, None] + [1] * (len(y) - 2),
+                                                     dtype="Int64"),
+    "booleans and numbers": lambda y: [True, 7] + [1] * (len(y) - 2),
+    "bytes": lambda y: [SENTINEL.encode()] * len(y),
+    "complex numbers": lambda y: np.full(len(y), 7 + 1j),
+}
+
+
+@pytest.mark.parametrize("case", list(UNSORTABLE_Y))
+def test_a_y_that_names_no_sorted_classes_is_one_input_error(case):
+    """Without classes= (the route that reads the classes from y): y holding None, NaN or
+    ±inf, labels of two kinds, or a dtype that is no label type is refused by one dprect
+    InputDataError naming y's dtype or its labels' kinds, never a value, before anything
+    is charged. Main raised numpy's TypeError ('<' not supported), scikit-learn's
+    ValueError ('Input y contains NaN', 'Unknown label type: unknown', 'Complex data not
+    supported' followed by y's values) or pandas' TypeError, by the values."""
+    X, y = blobs(n=60)
+    budget = dprect.PrivacyBudget()
+    clf = RectangleClassifier(1.0, 1e-6, random_state=0, budget=budget)
+    with pytest.raises(dprect.InputDataError) as info:
+        clf.fit(X, UNSORTABLE_Y[case](y))
+    text = str(info.value)
+    assert "\n" not in text and SENTINEL not in text and "7" not in text
+    assert ("classes read from y" in text and "classes=[...]" in text) \
+        or "must be numbers, booleans or strings" in text
+    assert budget.charges == [] and not hasattr(clf, "result_")
+
+
+def test_classes_read_from_y_keep_scikit_learns_checks_and_one_kind_labels():
+    X, y = blobs(n=600)
+    with pytest.raises(ValueError, match="Unknown label type: continuous") as info:
+        RectangleClassifier(1.0, 1e-6, random_state=0).fit(X, np.linspace(0.1, 0.9, 600))
+    assert not isinstance(info.value, dprect.DprectError)  # scikit-learn's own check
+    codes = np.searchsorted(np.array(["p", "q", "r"]), y)
+    for labels, classes in [(y.astype(object), ["p", "q", "r"]),
+                            (codes.astype(object), [0, 1, 2]),  # main: 'unknown' label type
+                            (codes.tolist(), [0, 1, 2]),
+                            ((codes == 1).astype(object), [False, True])]:
+        clf = RectangleClassifier(2.0, 1e-6, grid="0:1:256", random_state=5).fit(X, labels)
+        assert list(clf.classes_) == classes

@@ -137,6 +137,29 @@ def test_the_record_has_one_row_per_cell_with_every_asked_statistic():
         assert row["count"] is None and row["p10"] is None  # not asked
 
 
+@pytest.mark.parametrize("statistics, groups", [
+    (["mean", "median"], ["x", "y"]),
+    (["count", "variance", "p90"], ["x", "y", "absent"]),  # on_ask; a group with no rows
+    (["coverage", "median", "p10"], ["z"]),
+    (["std", "p99"], None),  # ungrouped
+])
+def test_the_python_rows_are_the_records_rows(statistics, groups):
+    """``MixedResult.rows()`` has the keys of the released record's rows
+    (:func:`mixed_columns`, in order: a statistic not asked is None) and, for a seed, the
+    same values. Main's rows held only the asked statistics' keys."""
+    df = _table(600)
+    grouping = {} if groups is None else dict(group_by="g", groups=groups)
+    with pytest.warns(UserWarning):
+        result = dprect.aggregate(df, ["a", "b"], statistics=statistics, epsilon=1.0,
+                                  seed=4, **grouping)
+    assert isinstance(result, MixedResult)
+    record = mixed_record(result)["results"]
+    rows = result.rows()
+    assert [list(r) for r in rows] == [list(r) for r in record]
+    assert rows == record
+    assert all(r["p5"] is None and r["p5_rank_error"] is None for r in rows)  # not asked
+
+
 @pytest.mark.parametrize("bad, match", [
     (dict(delta=1e-6), "pure"),
     (dict(coverage=0.9), "coverage"),
