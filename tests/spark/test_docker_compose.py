@@ -148,3 +148,44 @@ def test_compose_builds_with_the_base_image_argument(
     assert out.returncode == 0, out.stderr
     for s in json.loads(out.stdout)["services"].values():
         assert s["build"]["args"]["BASE_IMAGE"] == "dprect-base:bookworm"
+
+
+def _fit_runs() -> list[tuple[str, list[str]]]:
+    """Every fit job a compose service runs: (service, the job's arguments) — its script's
+    lines joined, compose's ``$$`` escape and the racer's name filled in, the user's
+    ``$DPRECT_JOB_ARGS`` left out."""
+    import shlex
+
+    import yaml
+
+    services = yaml.safe_load((REPO / "docker-compose.yml").read_text())["services"]
+    runs = []
+    for name, service in services.items():
+        command = service.get("command") or []
+        script = (command[-1] if isinstance(command, list) else command).replace("\\\n", " ")
+        script = script.replace("$$RACER", name).replace("$$DPRECT_JOB_ARGS", "")
+        for line in script.splitlines():
+            words = shlex.split(line)
+            if "jobs/fit_rectangle.py" in words:
+                runs.append((name, words[words.index("jobs/fit_rectangle.py") + 1:]))
+    return runs
+
+
+def test_every_fit_a_service_runs_asks_for_outputs_that_go_together() -> None:
+    """Each compose service's fit job, its config with its ``--set`` overrides applied,
+    asks for a consistent set of outputs: the Connect client and the two racers turned
+    the plot off (``fit.plot=null``) but kept conf/docker.yaml's ``fit.truth``, which the
+    plot alone draws — every one of those jobs was refused before it ran ("fit.truth is
+    drawn in the plot"), found only by a real `make compose-test`."""
+    from dprect.app.jobs_support import load_config
+    from dprect.release.sinks import output_sinks
+
+    runs = _fit_runs()
+    assert {name for name, _ in runs} >= {"submit", "connect-submit", "race-a", "race-b"}
+    for name, args in runs:
+        assert args[0] == "--config", (name, args)
+        sets = [args[i + 1] for i, word in enumerate(args) if word == "--set"]
+        fit = load_config(REPO / args[1], sets, section="fit")["fit"]
+        output_sinks(lambda key: f"fit.{key}", output=fit.get("output"),
+                     plot=fit.get("plot"), results_table=fit.get("results_table"),
+                     truth=fit.get("truth"), dataset=fit.get("dataset"))
