@@ -436,16 +436,23 @@ def _check_kind(name: str, value: Any, opt: Option) -> Any:
 
 #: an integer YAML 1.1 reads as octal: a leading zero (``010`` is 8)
 _OCTAL = re.compile(r"[-+]?0[0-7_]+")
+#: an integer with a leading zero and an 8 or a 9, which YAML keeps as text (``08``)
+_ZERO_TEXT = re.compile(r"[-+]?0[0-9_]*[89][0-9_]*")
 
 
 def _check_not_octal(name: str, value: Any) -> None:
     """Refuse a number key written as an integer with a leading zero (``seed: 010``,
     ``--set epsilon=010``): YAML reads it as octal (8), the command line's ``--seed 010``
-    as 10 — ambiguous, so neither is guessed. Decided from the text written only."""
+    as 10 — ambiguous, so neither is guessed; ``08``, which YAML keeps as text, is refused
+    the same way (an integer key called it no integer, a number key read 8). Decided from
+    the text written only."""
     if isinstance(value, _WrittenInt) and _OCTAL.fullmatch(value.text):
         raise ConfigError(f"{name} is written {value.text}, an integer with a leading zero, "
                           f"which YAML reads as octal ({int(value)}): write it without the "
                           "leading zero")
+    if isinstance(value, str) and _ZERO_TEXT.fullmatch(value):  # 08: text to YAML
+        raise ConfigError(f"{name} is written {value}, an integer with a leading zero: "
+                          "write it without the leading zero")
 
 
 # -- command line -------------------------------------------------------------------------
