@@ -114,9 +114,16 @@ def float_table(X: object, what: str = "X", columns: str = "features") -> np.nda
     other types refused. An object array — and a Python list, whose dtype numpy would
     guess from its values — is read value by value (:func:`floats_of`): a value that is
     not a number becomes NaN and one beyond float64 ±inf (invalid rows for the row
-    policy), so no value refuses it."""
+    policy), so no value refuses it. An array-like numpy cannot shape (ragged rows) is an
+    :class:`InputDataError` too, never numpy's text."""
     typed = isinstance(X, np.ndarray) or hasattr(X, "dtype")
-    arr = np.asarray(X) if typed else table_rows(X, what, columns)
+    try:
+        arr = np.asarray(X) if typed else table_rows(X, what, columns)
+    except InputDataError:  # a ValueError too: table_rows' own refusal, as it is
+        raise
+    except ValueError:  # ragged rows of an array-like
+        raise InputDataError(f"{what} must be a 2-D array of numbers (rows × {columns})"
+                             ) from None
     if arr.dtype.kind == "O":
         return floats_of(arr)  # the per-value rule
     if arr.dtype == np.bool_ or np.issubdtype(arr.dtype, np.integer) \
@@ -130,13 +137,7 @@ def float_matrix(X: object, what: str = "X", columns: str = "features") -> np.nd
     :func:`dprect.fit`, :func:`dprect.bounds` and a released rectangle's ``contains``;
     refused by its shape and type only, never for a value, with no count in the
     message."""
-    try:
-        arr = float_table(X, what, columns)
-    except InputDataError:
-        raise
-    except ValueError:  # ragged rows of an array-like
-        raise InputDataError(f"{what} must be a 2-D array of numbers (rows × {columns})"
-                             ) from None
+    arr = float_table(X, what, columns)
     if arr.ndim != 2:
         raise InputDataError(f"{what} must be a 2-D array (rows × {columns}), got {arr.ndim} "
                              f"dimension(s)")

@@ -16,7 +16,7 @@ import numpy as np
 from dprect._version import __version__
 from dprect.core.accounting import Guarantee, unused_delta
 from dprect.core.domains import Domain, domain_from_json
-from dprect.core.errors import DprectError, InputDataError, ParameterError
+from dprect.core.errors import ParameterError
 from dprect.core.randomness import SEEDED_WARNING
 from dprect.core.reading import float_table
 
@@ -54,12 +54,7 @@ def checked_rows(X: object, features: list[str]) -> np.ndarray:
     of another width or dimension is a :class:`ParameterError` naming the features (no
     row count), one that is not a table of numbers an
     :class:`~dprect.core.errors.InputDataError` naming its type."""
-    try:
-        arr = float_table(X, "X", "features")
-    except DprectError:
-        raise
-    except ValueError:  # an array-like numpy cannot shape
-        raise InputDataError("X must be a 2-D array of numbers (rows × features)") from None
+    arr = float_table(X, "X", "features")
     if arr.ndim != 2 or arr.shape[1] != len(features):
         got = f"{arr.shape[1]} columns" if arr.ndim == 2 else f"a {arr.ndim}-D array"
         raise ParameterError(
