@@ -336,7 +336,7 @@ def run_release(product: Product, route: Any, report: Reporter | None = None) ->
     run_id = open_run(report, settings.sinks, product.inputs(report.name), ledger,
                       settings.seed, product.what)
 
-    request = public_request(settings)
+    request, options = public_request(settings), option_names()
 
     def to_sinks(recorded: dict[str, Any]) -> None:
         record = without_request(recorded)
@@ -345,7 +345,7 @@ def run_release(product: Product, route: Any, report: Reporter | None = None) ->
             raise ParameterError(f"run id {run_id} was released by another kind of run "
                                  f"({other}); use a new run id")
         # the ledger may hand back another attempt's result (it released in between)
-        check_request(run_id, recorded, request, option_names())
+        check_request(run_id, recorded, request, options)
         if beat is not None:
             beat.stage("writing the outputs")
         release = Release(record, run_id, started_at)
@@ -380,7 +380,7 @@ def run_release(product: Product, route: Any, report: Reporter | None = None) ->
         outcome = release_or_replay(report, ledger, run_id, to_sinks, fresh,
                                     guarantee=charge.guarantee, features=charge.features,
                                     foreign=product.foreign, request=request,
-                                    options=option_names())
+                                    options=options)
     return dataclasses.replace(outcome, result=without_request(outcome.result))
 
 
