@@ -15,7 +15,9 @@ from dprect.core.errors import InputDataError
 from dprect.engines.file_schemas import check_folder
 from dprect.engines.input_errors import (
     EXPECTED,
+    blank_csv,
     column_names,
+    csv_empty,
     csv_without_rows,
     not_numeric,
     reading,
@@ -56,6 +58,8 @@ def read_table(path: str | os.PathLike[str], columns: list[str], fmt: str | None
                 raise InputDataError(f"input {str(path)!r} is a folder: the numpy engine "
                                      "reads one CSV file (a folder of CSV files needs "
                                      "the Spark engine)")
+            if blank_csv(p):  # pyarrow calls it malformed: say what Spark's engine says
+                raise csv_empty(path)
             table = pcsv.read_csv(p)
             _check_csv_typed(table, str(path))
         else:
@@ -85,8 +89,7 @@ def _check_csv_typed(table: pa.Table, path: str) -> None:
     type. Typed inputs (Parquet) keep their schema, and an empty typed table fits like
     any other."""
     if not table.column_names:
-        raise InputDataError(f"cannot read {path!r} as csv: the file is empty (no header "
-                             "row, so no columns)")
+        raise csv_empty(path)
     if table.num_rows == 0:
         raise csv_without_rows(path, table.column_names)
 

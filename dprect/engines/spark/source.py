@@ -58,6 +58,7 @@ from dprect.engines.file_schemas import (
 )
 from dprect.engines.input_errors import (
     EXPECTED,
+    csv_empty,
     csv_without_rows,
     input_error,
     starts_as_parquet,
@@ -479,8 +480,7 @@ def _check_csv_typed(df: DataFrame, path: str) -> None:
     schema and are never looked at here."""
     fields = df.schema.fields
     if not fields:
-        raise InputDataError(f"cannot read {path!r} as csv: the file is empty (no header "
-                             "row, so no columns)")
+        raise csv_empty(path)
     if not all(isinstance(f.dataType, T.StringType | T.NullType) for f in fields):
         return
     try:
