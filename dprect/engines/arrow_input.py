@@ -10,18 +10,26 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.csv as pcsv
 
 from dprect.core.errors import InputDataError
 from dprect.engines.file_schemas import check_folder
 from dprect.engines.input_errors import (
     EXPECTED,
+    blank_csv,
     column_names,
+    csv_empty,
     csv_without_rows,
     not_numeric,
     reading,
 )
 
 FORMATS = ("parquet", "csv")
+#: how a CSV cell is read, as Spark's CSV reader reads it: only an empty cell is null
+#: (pyarrow's default also reads ``NA``, ``null``, ``N/A``, ``NaN`` ... as null, where Spark
+#: reads a word, so a column holding one was numeric here and text on Spark); ``NaN`` is
+#: then read as the number NaN, as Spark reads it. An empty cell of a text column stays ""
+CSV_CELLS = pcsv.ConvertOptions(null_values=[""])
 
 
 def detect_format(path: str | os.PathLike[str]) -> str:
@@ -50,14 +58,15 @@ def read_table(path: str | os.PathLike[str], columns: list[str], fmt: str | None
     with reading(path, fmt, (pa.ArrowException, OSError, ValueError), columns=columns,
                  problem=lambda _exc: said):
         if fmt == "csv":
-            import pyarrow.csv as pcsv
-
             if p.is_dir():
                 raise InputDataError(f"input {str(path)!r} is a folder: the numpy engine "
                                      "reads one CSV file (a folder of CSV files needs "
                                      "the Spark engine)")
-            table = pcsv.read_csv(p)
+            if blank_csv(p):  # pyarrow calls it malformed: say what Spark's engine says
+                raise csv_empty(path)
+            table = pcsv.read_csv(p, convert_options=CSV_CELLS)
             _check_csv_typed(table, str(path))
+            table = _empty_columns_as_text(table)
         else:
             import pyarrow.dataset as ds
 
@@ -85,10 +94,19 @@ def _check_csv_typed(table: pa.Table, path: str) -> None:
     type. Typed inputs (Parquet) keep their schema, and an empty typed table fits like
     any other."""
     if not table.column_names:
-        raise InputDataError(f"cannot read {path!r} as csv: the file is empty (no header "
-                             "row, so no columns)")
+        raise csv_empty(path)
     if table.num_rows == 0:
         raise csv_without_rows(path, table.column_names)
+
+
+def _empty_columns_as_text(table: pa.Table) -> pa.Table:
+    """A CSV column with no values (every cell empty) as text (all nulls), the type Spark's
+    CSV reader infers for it: pyarrow infers the null type, which a feature reads as
+    all nulls and a label as all negatives, where Spark's engine refuses a text feature."""
+    for i, field in enumerate(table.schema):
+        if pa.types.is_null(field.type):
+            table = table.set_column(i, field.name, pa.nulls(table.num_rows, pa.string()))
+    return table
 
 
 def numeric_column(table: pa.Table, name: str, *, nulls_as_nan: bool = False) -> np.ndarray:

@@ -29,11 +29,13 @@ def group_kind_of_arrow(data_type: Any, column: str) -> str:
 
 
 def integral_arrow(data_type: Any) -> bool:
-    """Whether an Arrow type holds integers only (a dictionary of them too)."""
+    """Whether an Arrow type holds integers only: an integer type or a decimal of scale 0
+    (a dictionary of them too) — as :func:`dprect.engines.spark.checks.integral_type`
+    reads Spark's types, where Parquet's uint64 is decimal(20,0)."""
     import pyarrow as pa
 
     t = data_type.value_type if pa.types.is_dictionary(data_type) else data_type
-    return bool(pa.types.is_integer(t))
+    return bool(pa.types.is_integer(t) or (pa.types.is_decimal(t) and t.scale == 0))
 
 
 def resolve_groups(groups: Sequence[str], kind: str, column: str, *, integral: bool = False

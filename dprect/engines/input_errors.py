@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 
 from dprect.core.errors import DprectError, InputDataError
 
@@ -40,6 +41,8 @@ PARQUET_MAGIC = b"PAR1"
 SHOWN_COLUMNS = 10
 #: the longest column name a message shows (:func:`column_names`)
 NAME_CHARS = 100
+#: the largest CSV file :func:`blank_csv` reads to tell that it has no header row
+BLANK_BYTES = 4096
 #: the end of every such message: why the reader's own text is not shown
 WITHHELD = "the reader's message is withheld as it can quote the data"
 
@@ -97,6 +100,22 @@ def not_numeric(name: str, type_text: str) -> InputDataError:
         "column; a CSV column is text when any of its cells is not a number)")
 
 
+def csv_empty(path: str | os.PathLike[str]) -> InputDataError:
+    """A CSV file with no header row (no bytes, or only line ends), on either engine."""
+    return InputDataError(f"cannot read {os.fspath(path)!r} as csv: the file is empty (no "
+                          "header row, so no columns)")
+
+
+def blank_csv(path: Path) -> bool:
+    """Whether the local file at ``path`` holds no header row: no bytes but a UTF-8
+    byte-order mark and line ends (pyarrow's reader calls such a file malformed; Spark's
+    finds no columns). Files of more than :data:`BLANK_BYTES` bytes are not looked at."""
+    if path.stat().st_size > BLANK_BYTES:
+        return False
+    with path.open("rb") as handle:
+        return not handle.read().removeprefix(b"\xef\xbb\xbf").strip(b"\r\n")
+
+
 def csv_without_rows(path: str | os.PathLike[str], names: Sequence[str]) -> InputDataError:
     """A CSV file with a header and no rows (its columns have no type: CSV types are
     inferred from the rows), on either engine."""
@@ -125,6 +144,6 @@ def reading(path: str | os.PathLike[str], fmt: str,
         raise input_error(path, fmt, problem=said, columns=columns) from None
 
 
-__all__ = ["EXPECTED", "NAME_CHARS", "PARQUET_MAGIC", "SHOWN_COLUMNS", "WITHHELD",
-           "column_names", "csv_without_rows", "input_error", "not_numeric", "reading",
-           "starts_as_parquet"]
+__all__ = ["BLANK_BYTES", "EXPECTED", "NAME_CHARS", "PARQUET_MAGIC", "SHOWN_COLUMNS", "WITHHELD",
+           "blank_csv", "column_names", "csv_empty", "csv_without_rows", "input_error",
+           "not_numeric", "reading", "starts_as_parquet"]

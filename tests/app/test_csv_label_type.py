@@ -52,3 +52,20 @@ def test_a_fractional_group_value_says_where_the_type_comes_from() -> None:
         resolve_groups(["1", "2.5"], "numeric", "k", integral=True)
     assert str(refused.value) == ("the group column 'k' holds integers: group value "
                                   f"'2.5' is not one ({TYPE_SOURCE})")
+
+
+def test_a_decimal_label_of_scale_0_holds_integers(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Parquet decimal(10,0) label column holds integers only (as Spark's engine reads
+    it, and Parquet's uint64, which Spark reads as decimal(20,0)): a fractional label is
+    refused from the schema, as for an integer column."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "d.parquet"
+    pq.write_table(pa.table({"a": [0.5, 1.5, 2.5, 3.5], "b": [1.25, 2.25, 3.25, 4.25],
+                             "y": pa.array([0, 1, 0, 1], pa.decimal128(10, 0))}), path)
+    out = tmp_path / "r.json"
+    code, _, err = run(_fit(path, out), capsys)
+    assert code == 2 and len(messages(err)) == 1, err
+    assert "the label column 'y' holds integers" in messages(err)[0] and not out.exists()

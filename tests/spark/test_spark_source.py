@@ -204,6 +204,23 @@ def test_a_bad_file_found_when_the_rows_are_read_is_an_input_error(spark, tmp_pa
     assert "FAILED_READ_FILE" in message and "found [" not in message, message
 
 
+def test_a_float16_column_is_named_as_a_type_spark_cannot_read(spark, tmp_path):
+    """Spark's Parquet reader reads no float16 (halffloat) column, used or not: the
+    refusal names the column and its type and what to do — not "not a Parquet file, or
+    damaged; fix: check the row filter" (the numpy engine reads such a column)."""
+    import numpy as np
+
+    path = tmp_path / "h.parquet"
+    pq.write_table(pa.table({"x": [1.0, 2.0], "h": np.array([1, 2], np.float16)}), path)
+    with pytest.raises(InputDataError) as caught:
+        read_source(spark, path, columns=["x"])
+    message = str(caught.value)
+    assert ("it holds a column of a Parquet type Spark cannot read (Spark error "
+            "PARQUET_TYPE_ILLEGAL") in message
+    assert "such as float16 column(s) 'h': store such a column as float32" in message
+    assert "damaged" not in message and "row filter" not in message
+
+
 def test_header_only_csv_says_its_columns_have_no_type(spark, tmp_path):
     path = tmp_path / "h.csv"
     path.write_text("x,y\n")

@@ -54,6 +54,14 @@ FLAT_CHECKS = 128
 _STRING = (T.StringType, T.VarcharType, T.CharType)
 
 
+def integral_type(data_type: T.DataType) -> bool:
+    """Whether a Spark type holds integers only: an integer type or a decimal of scale 0
+    (Spark reads Parquet's uint64 as decimal(20,0)) — as
+    :func:`dprect.engines.bounds_input.integral_arrow` reads Arrow's."""
+    return isinstance(data_type, T.IntegralType) or (
+        isinstance(data_type, T.DecimalType) and data_type.scale == 0)
+
+
 def label_kind(data_type: T.DataType, column: str, role: str = "label") -> str:
     """What label column ``column`` can hold, from its Spark type only (the kinds of
     :data:`dprect.core.labels.LABEL_KINDS`); another type is refused, naming it. ``role``
@@ -143,7 +151,7 @@ class TableChecks:
                 raise not_numeric(c, types[c].simpleString())
         kind = label_kind(types[label], label)
         self.positive_label = resolve_positive_label(
-            positive_label, kind, label, integral=isinstance(types[label], T.IntegralType))
+            positive_label, kind, label, integral=integral_type(types[label]))
         #: the label column's kind (:func:`label_kind`), for a reader of the files
         self.label_kind = kind
         self.df = df

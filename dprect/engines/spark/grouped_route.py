@@ -24,6 +24,7 @@ from dprect.core.statistic import GroupedStatistics, Mechanism, StatisticsSpec
 from dprect.engines.bounds_input import add_key_counts, listed_keys, resolve_groups
 from dprect.engines.grouped import draw_statistics
 from dprect.engines.prepared import PreparedRun
+from dprect.engines.spark.checks import integral_type
 from dprect.engines.spark.executor_draws import draw_in_executors, executor_route
 from dprect.engines.spark.source import SPARK_ERRORS, opened_source, spark_message
 from dprect.engines.spark.sql import ident
@@ -107,10 +108,9 @@ class SparkGroupedPrepared(PreparedRun):
 
 
 def integral_spark(df: DataFrame, column: str) -> bool:
-    """Whether ``df``'s column ``column`` is of an integer type (its schema only)."""
-    from pyspark.sql.types import IntegralType
-
-    return isinstance(df.schema[column].dataType, IntegralType)
+    """Whether ``df``'s column ``column`` holds integers only (its schema only:
+    :func:`~dprect.engines.spark.checks.integral_type`)."""
+    return integral_type(df.schema[column].dataType)
 
 
 class SparkGroupedRoute:

@@ -58,6 +58,8 @@ from dprect.engines.file_schemas import (
 )
 from dprect.engines.input_errors import (
     EXPECTED,
+    column_names,
+    csv_empty,
     csv_without_rows,
     input_error,
     starts_as_parquet,
@@ -460,6 +462,11 @@ def read_error(path: str, fmt: str, exc: BaseException) -> InputDataError:
     info = spark_error_info(exc)
     if info.text:  # an analysis error about the schema or the path (TEXT_KEPT)
         return input_error(path, fmt, problem=info.text)
+    if _matches(info.condition, ("PARQUET_TYPE_ILLEGAL",)):  # a type, not a damaged file
+        return input_error(path, fmt, problem=(
+            f"it holds a column of a Parquet type Spark cannot read ({spark_problem(info)})"
+            f"{_half_floats(path)}: store such a column as float32 or double, or read the "
+            "table with the numpy engine (--engine numpy)"))
     hint = f"; fix: {spark_fix(info.condition)}"
     if fmt == "parquet" and _matches(info.condition, ("FAILED_READ_FILE",)):
         hint = ("; a CSV file needs the csv format (--format csv, or format: csv in a "
@@ -467,6 +474,24 @@ def read_error(path: str, fmt: str, exc: BaseException) -> InputDataError:
                 else "; give its format (parquet, csv or delta)")
     return input_error(path, fmt, problem=f"{EXPECTED.get(fmt, 'it cannot be read')} "
                                           f"({spark_problem(info)}){hint}")
+
+
+def _half_floats(path: str) -> str:
+    """The float16 (halffloat) columns of a local Parquet input, from its schema (one
+    footer, no row), as a message's words (" (float16 column(s) 'h')"); "" when there are
+    none or the schema cannot be read here. Spark's Parquet reader reads no such column,
+    used or not, and its error does not name it."""
+    if not _is_local(path):
+        return ""
+    try:
+        import pyarrow as pa
+        import pyarrow.dataset as ds
+
+        schema = ds.dataset(_local_path(path), format="parquet").schema
+    except Exception:  # the refusal says what Spark said without the names
+        return ""
+    half = [f.name for f in schema if pa.types.is_float16(f.type)]
+    return f", such as float16 column(s) {column_names(half)}" if half else ""
 
 
 def _check_csv_typed(df: DataFrame, path: str) -> None:
@@ -479,8 +504,7 @@ def _check_csv_typed(df: DataFrame, path: str) -> None:
     schema and are never looked at here."""
     fields = df.schema.fields
     if not fields:
-        raise InputDataError(f"cannot read {path!r} as csv: the file is empty (no header "
-                             "row, so no columns)")
+        raise csv_empty(path)
     if not all(isinstance(f.dataType, T.StringType | T.NullType) for f in fields):
         return
     try:

@@ -1297,13 +1297,30 @@ def counting_pass(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *
     return merged, kernel, count
 
 
+#: the group column's name in the pass's rows (:func:`pass_input`)
+PLAIN_GROUP = "_g"
+
+
+def plain_names(columns: Sequence[str]) -> dict[str, str]:
+    """Each distinct column's name in the pass's rows (:func:`pass_input`): ``_c`` and its
+    place among the distinct columns."""
+    return {c: f"_c{j}" for j, c in enumerate(dict.fromkeys(columns))}
+
+
 def pass_input(df: DataFrame, columns: Sequence[str], group_by: str | None,
-               cores: int | None = None) -> DataFrame:
+               cores: int | None = None, plain: dict[str, str] | None = None) -> DataFrame:
     """The rows the pass reads: each column selected once (a mixed run's spec counts a
-    column once per mechanism) with the group column, one partition per core (``cores``:
-    the session's default parallelism as the caller read it; None: read here)."""
-    read = list(dict.fromkeys([*columns, *([group_by] if group_by is not None else [])]))
-    return df.selectExpr(*[ident(c) for c in read]).coalesce(
+    column once per mechanism) under its plain name (``plain``, :func:`plain_names` of
+    all the run's columns; default: of ``columns``) with the group column as
+    :data:`PLAIN_GROUP`, one partition per core (``cores``: the session's default
+    parallelism as the caller read it; None: read here). Plain names, as pyspark's
+    ``mapInArrow`` resolves its input's columns by name, and a column named ``a.b`` or
+    with a backtick does not resolve as itself (a struct field, a syntax error)."""
+    names = plain_names(columns) if plain is None else plain
+    read = [f"{ident(c)} AS {names[c]}" for c in dict.fromkeys(columns)]
+    if group_by is not None:
+        read.append(f"{ident(group_by)} AS {PLAIN_GROUP}")
+    return df.selectExpr(*read).coalesce(
         default_parallelism(df.sparkSession) if cores is None else cores)
 
 
@@ -1344,16 +1361,19 @@ def partial_pass(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *,
     jvm = jvm_route(df, spec, columns, group_by, kind, count)
     taken = set(jvm)
     rest = [j for j in range(len(columns)) if j not in taken]
-    body = partial(partial_bins, columns=list(columns), group_column=group_by,
+    plain = plain_names(columns)
+    group = None if group_by is None else PLAIN_GROUP
+    body = partial(partial_bins, columns=[plain[c] for c in columns], group_column=group,
                    group_kind=kind or "", group_values=values, groups=count,
                    ranges=ranges, spec=kernel, layout=layout, limits=limits,
                    only=rest if jvm else None)
-    rows = pass_input(df, [columns[j] for j in rest], group_by, cores).mapInArrow(
+    rows = pass_input(df, [columns[j] for j in rest], group_by, cores, plain).mapInArrow(
         body, OUTPUT_SCHEMA) if rest else None
     if jvm:  # describe's columns counted in the JVM, their cells written as blobs here
         names = [columns[j] for j in jvm]
         squares = any(spec.columns[j].squares for j in jvm)
-        cells = merged_cells(pass_input(df, names, group_by, cores), group_by, names,
+        cells = merged_cells(pass_input(df, names, group_by, cores, plain), group,
+                             [plain[c] for c in names],
                              group_keys(values or [], kind or ""), shift=_GRID.shift,
                              zero_bin=_GRID.size // 2, drop=DROPPED_BITS, squares=squares,
                              reducers=cores)
@@ -1527,6 +1547,7 @@ __all__ = [
     "partial_bins",
     "partial_pass",
     "pass_input",
+    "plain_names",
     "range_limits",
     "real_cells",
     "spark_statistics",
