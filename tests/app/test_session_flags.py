@@ -87,3 +87,15 @@ def test_a_jobs_spark_remote_that_is_not_a_connect_url_is_refused_naming_the_key
         err = capsys.readouterr().err
         assert "fit_rectangle: error: spark.remote: " in err and says in err, (url, err)
     assert not (tmp_path / "out.json").exists()
+
+
+def test_a_refused_remote_is_shown_without_its_parameters(
+        tmp_path, monkeypatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Connect URL's parameters (``;token=...``) can hold a credential: the refusal
+    shows the URL up to them."""
+    monkeypatch.chdir(tmp_path)
+    for url in ("sc://127.0.0.1:99999/;token=SECRET-TOKEN",
+                "http://x/;user_id=u;token=SECRET-TOKEN"):
+        assert main([*BOUNDS, "--engine", "spark", "--remote", url]) == 2
+        err = capsys.readouterr().err
+        assert "SECRET-TOKEN" not in err and url.split(";")[0] + ";...'" in err, err

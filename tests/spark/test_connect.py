@@ -202,7 +202,9 @@ def test_fit_job_with_spark_remote_writes_the_classic_result(
 
 
 def test_unreachable_or_malformed_server_one_line_exit_2(table: Path, tmp_path: Path) -> None:
-    for url, message in ((f"sc://127.0.0.1:{free_port()}", "no Spark Connect server answers"),
+    # a URL's parameters can hold a credential: never shown
+    for url, message in ((f"sc://127.0.0.1:{free_port()}/;token=SECRET-TOKEN",
+                          "no Spark Connect server answers"),
                          ("http://127.0.0.1:15002", "looks like sc://HOST:PORT")):
         out = tmp_path / "never.json"
         # --quiet: the connection attempt may take 10 s, when the heartbeat would speak
@@ -211,4 +213,5 @@ def test_unreachable_or_malformed_server_one_line_exit_2(table: Path, tmp_path: 
         assert done.returncode == 2, done.stderr
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and message in lines[0] and "Traceback" not in done.stderr
+        assert "SECRET-TOKEN" not in done.stderr
         assert not out.exists()
