@@ -24,6 +24,7 @@ from dprect.app.jobs_support import (
     job_reporter,
     section_values,
 )
+from dprect.app.session_options import check_session_options
 from dprect.app.spine import Reporter
 from dprect.core.result import FitResult
 from dprect.engines.spark.engine import sort_value
@@ -40,8 +41,10 @@ def get_spark(spark_cfg: Mapping[str, Any], app_name: str,
     settings of its session. Otherwise the master is spark-submit's ``--master`` when it
     gave one, else ``spark.master`` from the config, else ``local[2]``; the session is
     :func:`dprect.engines.spark.session.local_session`'s (no UI, no progress bars) with
-    the config's ``spark.conf`` entries on top.
+    the config's ``spark.conf`` entries on top. A ``spark.remote`` that is not a Spark
+    Connect URL is refused naming it (:func:`check_session_options`).
     """
+    check_session_options(spark_cfg, _spark_key)
     if spark is not None:
         return spark, False
     name = spark_cfg.get("app_name") or app_name
@@ -57,6 +60,11 @@ def get_spark(spark_cfg: Mapping[str, Any], app_name: str,
                             conf=spark_cfg.get("conf") or {},
                             log_level=spark_cfg.get("log_level"))
     return session, True
+
+
+def _spark_key(key: str) -> str:
+    """The config key of a session option (``remote`` → ``spark.remote``)."""
+    return f"spark.{key}"
 
 
 def job_spark(doc: Mapping[str, Any], app_name: str, spark: SparkSession | None = None
@@ -98,6 +106,7 @@ def product_main(prog: str, description: str, section: str, options: Schema,
 
     def body(doc: dict[str, Any]) -> None:
         cfg = section_values(doc, section, options)
+        check_session_options(section_values(doc, "spark", SPARK_OPTIONS), _spark_key)
         checked = settings(cfg)
         run(checked, route(lambda: job_spark(doc, prog, spark), cfg),
             job_reporter(prog, section, bool(cfg.get("quiet"))))

@@ -70,7 +70,12 @@ from dprect.app.options import (
     spark_only_given,
 )
 from dprect.app.products import COMMANDS
-from dprect.app.session_options import add_session_arguments, chosen, session_flags
+from dprect.app.session_options import (
+    add_session_arguments,
+    check_session_options,
+    chosen,
+    session_flags,
+)
 from dprect.core.errors import DprectError, ParameterError
 from dprect.core.labels import LabelText
 from dprect.core.leftovers import remove_now
@@ -397,6 +402,7 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
     from dprect.engines.grouped import NumpyGroupedRoute
 
     _refuse_spark_only(args, session_flags())
+    check_session_options(args, flag)
     values = dict(vars(args))
     if args.plan_only:
         print(preset_plan(args.command, values, flag))
@@ -449,6 +455,7 @@ def _cmd_fit(args: argparse.Namespace) -> int:
     from dprect.engines.numpy_fit import NumpyRoute
 
     _refuse_spark_only(args, session_flags(), (*RUN_OPTIONS, *FIT_OPTIONS))
+    check_session_options(args, flag)
     settings = fit_settings(vars(args), flag)  # positive_label None: not given
     if args.engine == "numpy":
         route: Any = NumpyRoute()

@@ -11,7 +11,10 @@ section (:data:`dprect.app.jobs_support.SPARK_OPTIONS`) are generated from
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import NamedTuple
+
+from dprect.core.validation import check_connect_url
 
 
 class SessionOption(NamedTuple):
@@ -54,5 +57,15 @@ def chosen(values: object) -> dict[str, str | None]:
     return {key: get(key) for key in SESSION_OPTIONS}
 
 
-__all__ = ["SESSION_OPTIONS", "SessionOption", "add_session_arguments", "chosen",
-           "session_flags"]
+def check_session_options(values: object, name: Callable[[str], str]) -> None:
+    """Refuse a given ``remote`` that is not a Spark Connect URL (``sc://HOST[:PORT]``,
+    port 1 to 65535; an empty text too, which would otherwise mean no server), naming it
+    as ``name(key)`` (``--remote``, ``spark.remote``): with the other options, before the
+    plan is printed, a session opened or anything read or reserved."""
+    remote = chosen(values)["remote"]
+    if remote is not None:
+        check_connect_url(remote, name("remote"))
+
+
+__all__ = ["SESSION_OPTIONS", "SessionOption", "add_session_arguments",
+           "check_session_options", "chosen", "session_flags"]

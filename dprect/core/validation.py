@@ -6,6 +6,7 @@ import math
 import numbers
 from collections.abc import Hashable, Iterable
 from typing import TypeGuard
+from urllib.parse import urlparse
 
 from dprect.core.errors import ParameterError
 
@@ -40,6 +41,44 @@ def check_positive_int(value: object, name: str, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < minimum:
         raise ParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
+
+
+#: Spark Connect's default port (a URL ``sc://HOST`` without one)
+CONNECT_DEFAULT_PORT = 15002
+
+
+def connect_url_shown(value: object) -> str:
+    """A Spark Connect URL as a message may show it: without its parameters (what
+    follows the first ``;``: ``token=...``, ``user_id=...``), which can hold a
+    credential — ``'sc://host:15002/;...'``."""
+    text = str(value)
+    head, cut, _ = text.partition(";")
+    return repr(head + (";..." if cut else ""))
+
+
+def check_connect_url(value: object, name: str = "remote") -> tuple[str, int]:
+    """The host and port of a Spark Connect URL ``sc://HOST[:PORT][/;param=value...]``
+    (port 1 to 65535, Spark's default 15002 when none is written); a
+    :class:`ParameterError` naming ``name`` (``--remote``, ``spark.remote``) for anything
+    else — checked from the text alone, before a session is opened or anything read. The
+    message shows the URL without its parameters (:func:`connect_url_shown`)."""
+    shown = connect_url_shown(value)
+    shape = f"{name}: a Spark Connect URL looks like sc://HOST:PORT; got {shown}"
+    if not isinstance(value, str):
+        raise ParameterError(shape)
+    parsed = urlparse(value)
+    if parsed.scheme != "sc" or not parsed.hostname:
+        raise ParameterError(shape)
+    try:
+        port = parsed.port
+    except ValueError:  # not a number, or outside 0..65535
+        port = 0
+    if port is None:
+        return parsed.hostname, CONNECT_DEFAULT_PORT
+    if not 1 <= port <= 65535:
+        raise ParameterError(f"{name}: the port of {shown} must be a number from 1 to "
+                             "65535")
+    return parsed.hostname, port
 
 
 def is_blank(value: object) -> bool:

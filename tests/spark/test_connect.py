@@ -5,7 +5,8 @@ serves every test here; the clients run as child processes (a Connect session sw
 pyspark into Connect mode for its whole process). Each result is compared with the same
 run on the tests' classic session: the Python API on a user's
 ``SparkSession.builder.remote(...)`` session (every Spark strategy, the bounds' pass),
-``dprect fit``, ``dprect bounds`` and ``dprect describe`` with ``--remote``, and the fit job with
+``dprect fit``, ``dprect aggregate``, ``dprect bounds`` and ``dprect describe`` with
+``--remote`` (and groups found privately), and the fit job with
 ``spark.remote`` in its configuration.
 """
 
@@ -119,6 +120,29 @@ def test_cli_fit_bounds_and_describe_with_remote_write_the_classic_json(
         assert remote_json == json.loads((tmp_path / f"{name}.json").read_text()), name
 
 
+def test_cli_aggregate_and_fit_of_privately_selected_groups_with_remote_write_the_classic_json(
+        spark, connect_url: str, table: Path, tmp_path: Path) -> None:
+    """``dprect aggregate`` (a mean and a median: the query's and the quantiles'
+    mechanisms in one charge) and ``dprect fit`` (one rectangle per class) over groups
+    found privately (``--select-groups``) through Connect: the classic session's JSON."""
+    selection = ["--select-groups", "--selection-epsilon", "1", "--selection-delta", "1e-6"]
+    runs = {
+        "aggregate": ["aggregate", "--columns", "a,b", "--statistics", "mean,median",
+                      "--group-by", "part", "--epsilon", "2", "--seed", "5",
+                      "--engine", "spark", "--quiet", *selection],
+        "fit": ["fit", *[o for o in CLI_FIT if o not in ("--label", "y")], "--label", "part",
+                "--quiet", *selection],
+    }
+    for name, options in runs.items():
+        classic = tmp_path / f"{name}.json"
+        assert main([*options, "--input", str(table), "--output", str(classic)]) == 0
+        done = _child(["-m", "dprect", *options, "--input", str(table), "--output",
+                       str(tmp_path / f"r-{name}.json"), "--remote", connect_url], tmp_path)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert (json.loads((tmp_path / f"r-{name}.json").read_text())
+                == json.loads(classic.read_text())), name
+
+
 def test_describe_of_many_groups_draws_in_the_executors_through_connect(
         spark, connect_url: str, tmp_path: Path) -> None:
     """Past EXECUTOR_CELLS (groups × columns) describe draws in the executors and fetches
@@ -178,7 +202,9 @@ def test_fit_job_with_spark_remote_writes_the_classic_result(
 
 
 def test_unreachable_or_malformed_server_one_line_exit_2(table: Path, tmp_path: Path) -> None:
-    for url, message in ((f"sc://127.0.0.1:{free_port()}", "no Spark Connect server answers"),
+    # a URL's parameters can hold a credential: never shown
+    for url, message in ((f"sc://127.0.0.1:{free_port()}/;token=SECRET-TOKEN",
+                          "no Spark Connect server answers"),
                          ("http://127.0.0.1:15002", "looks like sc://HOST:PORT")):
         out = tmp_path / "never.json"
         # --quiet: the connection attempt may take 10 s, when the heartbeat would speak
@@ -187,4 +213,5 @@ def test_unreachable_or_malformed_server_one_line_exit_2(table: Path, tmp_path: 
         assert done.returncode == 2, done.stderr
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and message in lines[0] and "Traceback" not in done.stderr
+        assert "SECRET-TOKEN" not in done.stderr
         assert not out.exists()

@@ -286,3 +286,27 @@ def test_python_workers_print_no_warnings(secret_table: Path, tmp_path: Path) ->
                           cwd=tmp_path, capture_output=True, text=True, timeout=400)
     assert done.returncode == 0 and "rows 4" in done.stdout, done.stdout + done.stderr
     assert SECRET not in done.stdout + done.stderr
+
+
+def test_a_lost_connect_server_is_named_with_its_fix_not_the_row_filters() -> None:
+    """A Spark Connect server that stops mid-run surfaces, after the client's retries, as a
+    gRPC UNAVAILABLE error without a condition: named as the lost server with what to do
+    about it (not "check the row filter"), its text (the gRPC details) withheld."""
+    import grpc
+    from pyspark.errors.exceptions.connect import SparkConnectGrpcException
+
+    from dprect.engines.spark.source import spark_message
+
+    lost = SparkConnectGrpcException(message=f"failed to connect {SECRET}",
+                                     grpc_status_code=grpc.StatusCode.UNAVAILABLE)
+    line = spark_message(lost)
+    assert line.startswith("the Spark Connect server stopped answering (gRPC status "
+                           "UNAVAILABLE)"), line
+    assert "server runs and is reachable" in line and "row filter" not in line
+    code, reported = describe_failure(lost)
+    assert code == EXIT_SPARK and reported == f"Spark failed: {line}"
+    other = SparkConnectGrpcException(message=SECRET,
+                                      grpc_status_code=grpc.StatusCode.INTERNAL)
+    assert "gRPC status INTERNAL" in spark_message(other)
+    for text in (line, spark_message(other)):
+        assert SECRET not in text

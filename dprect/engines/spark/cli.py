@@ -9,6 +9,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
 from dprect.core.errors import DprectError
+from dprect.core.validation import connect_url_shown
 from dprect.engines.spark.fit import SparkRoute
 from dprect.engines.spark.session import open_session
 
@@ -20,7 +21,7 @@ def cli_session(master: str | None, remote: str | None = None
     the command owns. Otherwise a session this process already runs (tests, notebooks) is
     used and left running, or a local one on ``master`` (default local[2]) is started."""
     if remote:
-        where = f"Spark Connect server {remote}"
+        where = f"Spark Connect server {connect_url_shown(remote)}"
         owned = True
     else:
         where = f"master {master or 'local[2]'}"

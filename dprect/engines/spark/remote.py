@@ -29,17 +29,16 @@ from __future__ import annotations
 import socket
 from collections.abc import Iterator, Mapping
 from typing import Any
-from urllib.parse import urlparse
 
 import pyarrow as pa
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
-from dprect.core.errors import DprectError, ParameterError
+from dprect.core.errors import DprectError
 from dprect.core.extras import require
+from dprect.core.validation import check_connect_url
 
-#: Spark Connect's default port, and how long :func:`check_reachable` waits (seconds)
-DEFAULT_PORT = 15002
+#: how long :func:`check_reachable` waits (seconds)
 CONNECT_TIMEOUT = 10.0
 _ONE = pa.schema([pa.field("one", pa.int32(), nullable=False)])
 
@@ -82,15 +81,9 @@ def default_parallelism(spark: SparkSession) -> int:
 
 def server_address(remote: str) -> tuple[str, int]:
     """The host and port of a Spark Connect URL ``sc://HOST[:PORT][/;param=value...]``
-    (Spark's default port 15002); a :class:`ParameterError` for anything else."""
-    parsed = urlparse(remote)
-    if parsed.scheme != "sc" or not parsed.hostname:
-        raise ParameterError(f"a Spark Connect URL looks like sc://HOST:PORT; got {remote!r}")
-    try:
-        port = parsed.port or DEFAULT_PORT
-    except ValueError:
-        raise ParameterError(f"the port of {remote!r} is not a number") from None
-    return parsed.hostname, port
+    (Spark's default port 15002); a :class:`ParameterError` for anything else
+    (:func:`dprect.core.validation.check_connect_url`)."""
+    return check_connect_url(remote)
 
 
 def check_reachable(remote: str, timeout: float = CONNECT_TIMEOUT) -> None:

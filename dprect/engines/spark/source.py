@@ -113,6 +113,10 @@ _FIXES = (
     ("PYTHON_", "a Python worker failed; check the Spark Python setup (PYSPARK_PYTHON)"),
 )
 _DEFAULT_FIX = "check the row filter (where) and the input's column types"
+#: what to do when a Spark Connect server stopped answering mid-run (gRPC UNAVAILABLE,
+#: after the client's own retries)
+_CONNECT_LOST_FIX = ("check that the Spark Connect server runs and is reachable, then run "
+                     "again")
 
 _SQL_TOKEN = re.compile(
     r"(?P<ident>`(?:[^`]|``)*`)"
@@ -123,7 +127,9 @@ _SQL_TOKEN = re.compile(
 class SparkErrorInfo(NamedTuple):
     """What may be said of a Spark error: its condition (error class), SQLSTATE, the
     exception's class, the failing fragment of a SQL expression, the file path a read
-    failed on, and Spark's text when :data:`TEXT_KEPT` allows it (else None)."""
+    failed on, Spark's text when :data:`TEXT_KEPT` allows it (else None), and, for a
+    Spark Connect client's error without a condition, its gRPC status (``UNAVAILABLE``:
+    the server stopped answering)."""
 
     condition: str | None
     sql_state: str | None
@@ -131,6 +137,7 @@ class SparkErrorInfo(NamedTuple):
     fragment: str | None
     path: str | None
     text: str | None
+    grpc_status: str | None = None
 
 
 def _matches(condition: str | None, prefixes: tuple[str, ...]) -> bool:
@@ -198,6 +205,7 @@ def spark_error_info(exc: BaseException, *, own_expression: bool = False) -> Spa
     params: dict = {}
     contexts: list[tuple[str, str]] = []
     message = ""
+    grpc_status = None
     try:
         if isinstance(exc, Py4JJavaError) and getattr(exc, "java_exception", None) is not None:
             condition, state, kind, params, contexts, message = _java_info(exc.java_exception)
@@ -208,6 +216,8 @@ def spark_error_info(exc: BaseException, *, own_expression: bool = False) -> Spa
             contexts = [(str(q.contextType().name), q.fragment())
                         for q in exc.getQueryContext()]
             message = str(exc)
+            if condition is None and hasattr(exc, "getGrpcStatusCode"):  # Connect's
+                grpc_status = str(exc.getGrpcStatusCode().name)
     except Exception:  # a stopped JVM, a broken gateway: say less
         pass
     fragment = None
@@ -222,11 +232,14 @@ def spark_error_info(exc: BaseException, *, own_expression: bool = False) -> Spa
     kept = TEXT_KEPT + (TEXT_KEPT_FOR_OWN_EXPRESSION if own_expression else ())
     if isinstance(exc, AnalysisException) and _matches(condition, kept):
         text = _short(_first_line(message), 500) or None
-    return SparkErrorInfo(condition, state, kind, fragment, path, text)
+    return SparkErrorInfo(condition, state, kind, fragment, path, text, grpc_status)
 
 
-def spark_fix(condition: str | None) -> str:
-    """What to do about an error of this condition (a line of advice)."""
+def spark_fix(condition: str | None, grpc_status: str | None = None) -> str:
+    """What to do about an error of this condition (a line of advice); a Spark Connect
+    server that stopped answering (``grpc_status`` UNAVAILABLE) is not the input's."""
+    if grpc_status == "UNAVAILABLE":
+        return _CONNECT_LOST_FIX
     for prefix, fix in _FIXES:
         if condition is not None and condition.startswith(prefix):
             return fix
@@ -250,14 +263,19 @@ def spark_message(exc: BaseException, *, own_expression: bool = False) -> str:
     if info.text:
         return info.text
     return (f"{spark_problem(info)}; Spark's message is withheld as it can quote values "
-            f"from rows; fix: {spark_fix(info.condition)}")
+            f"from rows; fix: {spark_fix(info.condition, info.grpc_status)}")
 
 
 def spark_problem(info: SparkErrorInfo) -> str:
     """A Spark error named by its public facts (:class:`SparkErrorInfo`, without its
     text): the condition and SQLSTATE, the failing fragment (literals masked), the file."""
-    head = (f"Spark error {info.condition}" if info.condition
-            else f"Spark failed ({info.kind})")
+    if info.grpc_status == "UNAVAILABLE":
+        head = "the Spark Connect server stopped answering (gRPC status UNAVAILABLE)"
+    elif info.grpc_status is not None:
+        head = f"Spark failed ({info.kind}, gRPC status {info.grpc_status})"
+    else:
+        head = (f"Spark error {info.condition}" if info.condition
+                else f"Spark failed ({info.kind})")
     if info.sql_state:
         head += f" (SQLSTATE {info.sql_state})"
     if info.fragment:
@@ -467,7 +485,7 @@ def read_error(path: str, fmt: str, exc: BaseException) -> InputDataError:
             f"it holds a column of a Parquet type Spark cannot read ({spark_problem(info)})"
             f"{_half_floats(path)}: store such a column as float32 or double, or read the "
             "table with the numpy engine (--engine numpy)"))
-    hint = f"; fix: {spark_fix(info.condition)}"
+    hint = f"; fix: {spark_fix(info.condition, info.grpc_status)}"
     if fmt == "parquet" and _matches(info.condition, ("FAILED_READ_FILE",)):
         hint = ("; a CSV file needs the csv format (--format csv, or format: csv in a "
                 "job's config)" if path.lower().rstrip("/").endswith((".csv", ".csv.gz"))
