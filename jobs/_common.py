@@ -28,6 +28,7 @@ from dprect.app.session_options import check_session_options
 from dprect.app.spine import Reporter
 from dprect.core.result import FitResult
 from dprect.engines.spark.engine import sort_value
+from dprect.engines.spark.remote import stop_session
 from dprect.engines.spark.session import DEFAULT_MASTER, local_session, open_session
 
 
@@ -83,7 +84,7 @@ def spark_session(doc: Mapping[str, Any], app_name: str, spark: SparkSession | N
         yield session
     finally:
         if owned:
-            session.stop()
+            stop_session(session)
 
 
 S = TypeVar("S")

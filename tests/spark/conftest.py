@@ -13,8 +13,13 @@ import os
 import shutil
 import sys
 from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from connect_server import ConnectServer
 
 pytest.importorskip("pyspark")
 
@@ -77,17 +82,36 @@ def forced_prefilter(monkeypatch):
     return filters
 
 
-@pytest.fixture(scope="session")
-def connect_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``sc://127.0.0.1:PORT`` of a local Spark Connect server started once for the run
-    from the pip-installed Spark (tests/spark/connect_server.py), stopped at its end.
-    Skipped without Java or the ``connect`` extra."""
+def skip_without_connect() -> None:
+    """Skip a test that starts a Spark Connect server unless Java and the ``connect``
+    extra are there."""
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         pytest.skip("the Spark Connect tests need Java 17")
     from dprect.core.extras import missing
 
     if missing("connect") is not None:
         pytest.skip("the Spark Connect tests need the 'connect' extra")
+
+
+@pytest.fixture
+def own_connect_server(tmp_path: Path) -> Iterator[ConnectServer]:
+    """A Spark Connect server of one test's own (a test may kill it:
+    :meth:`ConnectServer.kill`), stopped at the test's end; :attr:`ConnectServer.url`
+    is its URL. Skipped as :func:`connect_url` is."""
+    skip_without_connect()
+    from connect_server import ConnectServer
+
+    server = ConnectServer(tmp_path / "own-server.log")
+    with server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def connect_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``sc://127.0.0.1:PORT`` of a local Spark Connect server started once for the run
+    from the pip-installed Spark (tests/spark/connect_server.py), stopped at its end.
+    Skipped without Java or the ``connect`` extra (:func:`skip_without_connect`)."""
+    skip_without_connect()
     from connect_server import ConnectServer
 
     log = tmp_path_factory.mktemp("connect-server") / "server.log"

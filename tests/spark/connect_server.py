@@ -13,6 +13,7 @@ Connect session switches pyspark into Connect mode for its whole process
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -86,6 +87,14 @@ class ConnectServer:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait(10)
+
+    def kill(self) -> None:
+        """Kill the server at once (SIGKILL to its process group: spark-submit and its
+        JVM), as a server that dies mid-run; wait for it to be gone."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(30)
 
     def __exit__(self, *exc: object) -> None:
         self.stop()

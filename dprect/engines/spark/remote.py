@@ -21,7 +21,10 @@ What needs the JVM on the client moves to the server for Connect: the JIT flag a
 quiet loggers are the Connect server's own configuration (conf/spark/spark-defaults.conf
 and log4j2.properties in its ``SPARK_CONF_DIR``), and
 :func:`dprect.engines.spark.session.compiles_huge_methods` reads the flag from the
-server's configuration. :func:`connect_session` opens a Connect session.
+server's configuration. :func:`connect_session` opens a Connect session, with a bounded
+retry policy (:mod:`dprect.engines.spark.connect_retry`: a server that stopped answering
+ends the run within about a minute), and :func:`stop_session` stops a session a run owns
+(a Connect one without waiting on a lost server when the run was interrupted).
 """
 
 from __future__ import annotations
@@ -105,7 +108,9 @@ def connect_session(remote: str, *, shuffle_partitions: int | None = None,
     and ``conf`` only the runtime settings are applied to the session; static ones (Java
     options, executor memory: what a config written for spark-submit holds) are the
     server's and are skipped without a warning. The application's name is the server's.
-    The server is checked first (:func:`check_reachable`). Needs the ``connect`` extra
+    The server is checked first (:func:`check_reachable`); its client retries a server
+    that stops answering for about a minute (:func:`~dprect.engines.spark.connect_retry.
+    bound_retries`), not pyspark's ten. Needs the ``connect`` extra
     (grpcio and friends)."""
     require("connect", "a Spark Connect session (--remote)")
     check_reachable(remote)
@@ -114,6 +119,9 @@ def connect_session(remote: str, *, shuffle_partitions: int | None = None,
         settings["spark.sql.shuffle.partitions"] = str(int(shuffle_partitions))
     settings.update({str(k): str(v) for k, v in (conf or {}).items()})
     session: Any = SparkSession.builder.remote(remote).getOrCreate()
+    from dprect.engines.spark.connect_retry import bound_retries
+
+    bound_retries(session)
     for key, value in settings.items():
         try:
             session.conf.set(key, value)
@@ -123,5 +131,17 @@ def connect_session(remote: str, *, shuffle_partitions: int | None = None,
     return session
 
 
+def stop_session(spark: SparkSession) -> None:
+    """Stop a session a run owns. A Connect session dprect opened is stopped without
+    waiting on a lost server when the run ends by an interrupt or its server was found
+    lost (:func:`~dprect.engines.spark.connect_retry.stop_connect_session`)."""
+    if is_connect(spark):
+        from dprect.engines.spark.connect_retry import stop_connect_session
+
+        stop_connect_session(spark)
+    else:
+        spark.stop()
+
+
 __all__ = ["check_reachable", "connect_session", "default_parallelism", "is_connect",
-           "partition_count", "server_address"]
+           "partition_count", "server_address", "stop_session"]

@@ -64,7 +64,7 @@ from dprect.engines.input_errors import (
     input_error,
     starts_as_parquet,
 )
-from dprect.engines.spark.remote import is_connect
+from dprect.engines.spark.remote import is_connect, stop_session
 
 FORMATS = ("parquet", "csv", "delta")
 
@@ -737,17 +737,18 @@ def opened_source(session: Callable[[], tuple[SparkSession, bool]], source: Sour
                   ) -> Iterator[tuple[DataFrame, Callable[[], None] | None]]:
     """A route's start: the session (``session`` returns it and whether this run owns
     it) and ``source`` read lazily (:func:`read_source`). Yields the DataFrame and what
-    closes the run (stopping a session the run owns; None otherwise); a failure inside
-    the block stops an owned session at once and is re-raised."""
+    closes the run (stopping a session the run owns: :func:`~dprect.engines.spark.remote.
+    stop_session`; None otherwise); a failure inside the block stops an owned session at
+    once and is re-raised."""
     spark, owned = session()
     try:
         progress(f"reading {source.path}")
         yield (read_source(spark, source.path, format=source.format, where=source.where,
                            version=source.version, timestamp=source.timestamp,
                            columns=source.read_columns()),
-               spark.stop if owned else None)
+               (lambda: stop_session(spark)) if owned else None)
     except BaseException:
         if owned:
-            spark.stop()
+            stop_session(spark)
         raise
 
