@@ -66,12 +66,16 @@ lint: setup
 	$(BIN)/ruff check dprect jobs tests benchmarks
 	$(BIN)/mypy
 
+# the tests run in TEST_WORKERS processes (pytest-xdist; each its own Spark session when it
+# runs a Spark test), a worker that frees up taking tests from the other (worksteal);
+# TEST_WORKERS=0 runs them in this process, one after another
+TEST_WORKERS ?= 2
 test: setup lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist worksteal
 
 # the private core's check needs no JVM, no Delta jars and no Maven: only the venv
 test-core: $(STAMP)
-	$(BIN)/python -m pytest -m "not spark"
+	$(BIN)/python -m pytest -m "not spark" -n $(TEST_WORKERS) --dist worksteal
 
 # make demo: the Spark jobs through spark-submit on local Spark (conf/local.yaml, and
 # conf/private_bounds.yaml, conf/describe.yaml and conf/aggregate.yaml for the grouped
