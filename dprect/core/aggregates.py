@@ -131,7 +131,6 @@ from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_describe_plan
 from dprect.core.intervals import DEFAULT_LEVEL, below_need, query_intervals
 from dprect.core.randomness import (
-    SEEDED_WARNING,
     STREAM_SEED_BITS,
     JointStreams,
     RandomSource,
@@ -140,6 +139,7 @@ from dprect.core.randomness import (
 )
 from dprect.core.records import quick_init
 from dprect.core.request import DescribeRequest, Neighbouring, check_run_epsilon
+from dprect.core.result import grouped_json
 from dprect.core.statistic import noises_drawn
 from dprect.core.step_exponential import DECAY, runaway_bound
 from dprect.core.tail_bounds import (
@@ -1840,13 +1840,7 @@ class DescribeResult:
 
     def to_json(self) -> dict[str, Any]:
         """The result as JSON-ready values (every result's call: ``to_json``)."""
-        out: dict[str, Any] = {"columns": list(self.columns), "groups": list(self.groups),
-                               "results": self.rows(),
-                               "privacy": self.guarantee.to_json(),
-                               "plan": self.plan.to_json(), "seeded": self.seeded}
-        if self.seeded:
-            out["warning"] = SEEDED_WARNING
-        return out
+        return grouped_json(self)
 
     #: the older name of :meth:`to_json` (kept: callers use it)
     to_dict = to_json

@@ -35,7 +35,8 @@ from dprect.core.quantiles import (
     plan_quantiles,
     released_cells,
 )
-from dprect.core.randomness import SEEDED_WARNING, RandomSource, expect_draws
+from dprect.core.randomness import RandomSource, expect_draws
+from dprect.core.result import grouped_json
 from dprect.core.statistic import QUANTILES, STATISTICS, with_rank_error
 
 #: about how many sampler calls a quantile of a cell makes (~200 a cell of nine,
@@ -113,13 +114,7 @@ class QuantileResult:
 
     def to_json(self) -> dict[str, Any]:
         """The result as JSON-ready values (every result's call: ``to_json``)."""
-        out: dict[str, Any] = {"columns": list(self.columns), "groups": list(self.groups),
-                               "statistics": list(self.statistics), "results": self.rows(),
-                               "privacy": self.guarantee.to_json(),
-                               "plan": self.plan.to_json(), "seeded": self.seeded}
-        if self.seeded:
-            out["warning"] = SEEDED_WARNING
-        return out
+        return grouped_json(self, statistics=list(self.statistics))
 
     #: the older name of :meth:`to_json` (kept: callers use it)
     to_dict = to_json

@@ -187,3 +187,17 @@ class FitResult:
         if self.empty:
             lines.append("  (empty rectangle: some lower bound exceeds its upper bound)")
         return "\n".join(lines)
+
+
+def grouped_json(result: Any, **between: Any) -> dict[str, Any]:
+    """The JSON of a grouped aggregate's result (describe's, the quantiles'), in this
+    order: its ``columns`` and ``groups``, then ``between`` (the quantiles' statistics),
+    its rows as ``results``, its guarantee as ``privacy``, its ``plan`` and whether it was
+    ``seeded`` (then also the warning :data:`~dprect.core.randomness.SEEDED_WARNING`)."""
+    out: dict[str, Any] = {"columns": list(result.columns), "groups": list(result.groups),
+                           **between, "results": result.rows(),
+                           "privacy": result.guarantee.to_json(),
+                           "plan": result.plan.to_json(), "seeded": result.seeded}
+    if result.seeded:
+        out["warning"] = SEEDED_WARNING
+    return out
