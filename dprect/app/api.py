@@ -49,6 +49,7 @@ from dprect.core.request import (
 )
 from dprect.core.result import FitResult
 from dprect.engines.contest_tally import numpy_tally
+from dprect.engines.input_errors import missing_columns
 from dprect.engines.numpy_engine import NumpyEngine
 from dprect.engines.numpy_matrix import MatrixEngine
 from dprect.release.budget import PrivacyBudget, charged, record
@@ -657,7 +658,7 @@ def _bounds_table(data: object, columns: Sequence[str] | None, group_by: object
                                  "the rows' group values (one per row) instead")
     missing = [n for n in [*wanted, *named] if n not in arrays]
     if missing:
-        raise InputDataError(f"data has no column(s) {', '.join(map(repr, missing))}")
+        raise missing_columns(None, missing, names or [])
     group_name: str | None = group_by if isinstance(group_by, str) else None
     if group_by is not None and not isinstance(group_by, str):
         group_name = "__group"

@@ -13,13 +13,14 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from dprect.core.errors import InputDataError
-from dprect.engines.file_schemas import check_folder
+from dprect.engines.file_schemas import check_folder, spark_type_name
 from dprect.engines.input_errors import (
     EXPECTED,
     blank_csv,
-    column_names,
     csv_empty,
     csv_without_rows,
+    missing_columns,
+    not_label_kind,
     not_numeric,
     reading,
 )
@@ -66,7 +67,7 @@ def read_table(path: str | os.PathLike[str], columns: list[str], fmt: str | None
                 raise csv_empty(path)
             table = pcsv.read_csv(p, convert_options=CSV_CELLS)
             _check_csv_typed(table, str(path))
-            table = _empty_columns_as_text(table)
+            table = _csv_types_as_spark(table)
         else:
             import pyarrow.dataset as ds
 
@@ -74,15 +75,11 @@ def read_table(path: str | os.PathLike[str], columns: list[str], fmt: str | None
             dataset = ds.dataset(p, format="parquet", partitioning="hive")
             missing = [c for c in columns if c not in dataset.schema.names]
             if missing:
-                raise InputDataError(
-                    f"input {str(path)!r} has no column(s) {', '.join(map(repr, missing))}; "
-                    f"it has {column_names(dataset.schema.names)}")
+                raise missing_columns(path, missing, dataset.schema.names)
             table = dataset.to_table(columns=columns)
     missing = [c for c in columns if c not in table.column_names]
     if missing:
-        raise InputDataError(
-            f"input {str(path)!r} has no column(s) {', '.join(map(repr, missing))}; "
-            f"it has {column_names(table.column_names)}")
+        raise missing_columns(path, missing, table.column_names)
     return table.select(columns)
 
 
@@ -99,13 +96,20 @@ def _check_csv_typed(table: pa.Table, path: str) -> None:
         raise csv_without_rows(path, table.column_names)
 
 
-def _empty_columns_as_text(table: pa.Table) -> pa.Table:
-    """A CSV column with no values (every cell empty) as text (all nulls), the type Spark's
-    CSV reader infers for it: pyarrow infers the null type, which a feature reads as
-    all nulls and a label as all negatives, where Spark's engine refuses a text feature."""
+def _csv_types_as_spark(table: pa.Table) -> pa.Table:
+    """A CSV table's column types as Spark's CSV reader infers them, where pyarrow's
+    differ. A column with no values (every cell empty) as text (all nulls): pyarrow infers
+    the null type, which a feature reads as all nulls and a label as all negatives, where
+    Spark's engine refuses a text feature. A timestamp without a zone as a timestamp in
+    UTC: Spark infers ``timestamp`` (in the session's zone), pyarrow one without a zone
+    (``timestamp_ntz`` to :func:`spark_type_name`), so a refusal named two types (no
+    column of either type is read: features, labels and groups refuse both)."""
     for i, field in enumerate(table.schema):
         if pa.types.is_null(field.type):
             table = table.set_column(i, field.name, pa.nulls(table.num_rows, pa.string()))
+        elif pa.types.is_timestamp(field.type) and field.type.tz is None:
+            table = table.set_column(i, field.name, table.column(i).cast(
+                pa.timestamp(field.type.unit, tz="UTC")))
     return table
 
 
@@ -120,7 +124,7 @@ def numeric_column(table: pa.Table, name: str, *, nulls_as_nan: bool = False) ->
         return np.full(len(col), np.nan)
     if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)
             or pa.types.is_decimal(col.type) or pa.types.is_boolean(col.type)):
-        raise not_numeric(name, str(col.type))
+        raise not_numeric(name, spark_type_name(col.type))
     if col.null_count and not nulls_as_nan:
         raise InputDataError(f"column {name!r} has null values")
     # safe=False: an integer beyond ±2^53 is rounded to the nearest double (as Spark's
@@ -150,8 +154,7 @@ def value_kind(data_type: pa.DataType, name: str, role: str) -> str:
         return "string"
     if pa.types.is_null(t):
         return "null"
-    raise InputDataError(f"the {role} column {name!r} must hold numbers, booleans or "
-                         f"strings, but its type is {t}")
+    raise not_label_kind(role, name, spark_type_name(t))
 
 
 def label_matches(table: pa.Table, name: str, value: bool | float | str | None

@@ -60,6 +60,51 @@ def type_text(data_type: Any) -> str:
     return str(t)
 
 
+#: Spark SQL's names (``simpleString``) of the Arrow types whose name is one word
+_SPARK_NAMES = {"bool": "boolean", "int8": "tinyint", "int16": "smallint", "int32": "int",
+                "int64": "bigint", "uint8": "smallint", "uint16": "int", "uint32": "bigint",
+                "uint64": "decimal(20,0)", "float": "float", "double": "double",
+                "null": "void"}
+
+
+def spark_type_name(data_type: Any) -> str:
+    """An Arrow type by the name Spark's engine gives the column it reads from such a
+    Parquet column (its ``simpleString``: ``date``, ``timestamp``, ``timestamp_ntz``,
+    ``string``, ``array<bigint>``, ``struct<a:bigint>``), so a refusal that names a
+    column's type reads the same on both engines. A type Spark has no name for (a time of
+    day, a duration) keeps a short Arrow name (``time``, ``duration``)."""
+    import pyarrow as pa
+
+    t = data_type.value_type if pa.types.is_dictionary(data_type) else data_type
+    types = pa.types
+    if str(t) in _SPARK_NAMES:
+        return _SPARK_NAMES[str(t)]
+    if types.is_decimal(t):
+        return f"decimal({t.precision},{t.scale})"
+    if types.is_string(t) or types.is_large_string(t) or types.is_string_view(t):
+        return "string"
+    if (types.is_binary(t) or types.is_large_binary(t) or types.is_binary_view(t)
+            or types.is_fixed_size_binary(t)):
+        return "binary"
+    if types.is_date(t):
+        return "date"
+    if types.is_timestamp(t):
+        return "timestamp" if t.tz is not None else "timestamp_ntz"
+    if types.is_time(t):
+        return "time"
+    if types.is_duration(t):
+        return "duration"
+    if (types.is_list(t) or types.is_large_list(t) or types.is_fixed_size_list(t)
+            or types.is_list_view(t) or types.is_large_list_view(t)):
+        return f"array<{spark_type_name(t.value_type)}>"
+    if types.is_map(t):
+        return f"map<{spark_type_name(t.key_type)},{spark_type_name(t.item_type)}>"
+    if types.is_struct(t):
+        fields = ",".join(f"{f.name}:{spark_type_name(f.type)}" for f in t)
+        return f"struct<{fields}>"
+    return str(t)
+
+
 #: what to do about a file of a Parquet folder that is not Parquet (:func:`folder_schemas`)
 NOT_IN_FOLDER = ("every data file of a Parquet folder must be Parquet: move this one out "
                  "of the folder, or start its name with _ or . (such files are skipped)")
@@ -158,4 +203,5 @@ def check_folder(path: str | os.PathLike[str], local: Path, fmt: str,
 
 
 __all__ = ["NOT_IN_FOLDER", "FileSchema", "check_agreement", "check_folder", "check_readable",
-           "csv_header", "data_files", "folder_schemas", "parquet_schema", "type_text"]
+           "csv_header", "data_files", "folder_schemas", "parquet_schema", "spark_type_name",
+           "type_text"]

@@ -41,6 +41,8 @@ PARQUET_MAGIC = b"PAR1"
 SHOWN_COLUMNS = 10
 #: the longest column name a message shows (:func:`column_names`)
 NAME_CHARS = 100
+#: the most column names :func:`column_names` lists (one line, whatever the table's width)
+LISTED_NAMES = 50
 #: the largest CSV file :func:`blank_csv` reads to tell that it has no header row
 BLANK_BYTES = 4096
 #: the end of every such message: why the reader's own text is not shown
@@ -79,16 +81,29 @@ def starts_as_parquet(path: str | os.PathLike[str]) -> bool:
 
 
 def column_names(names: Sequence[str]) -> str:
-    """A table's column names as a message lists them (``'a', 'b'``). A name that is not
-    plain printable text of at most :data:`NAME_CHARS` characters is counted, not shown: a
-    file of another kind read as CSV has its first bytes as its header, and those are
-    data, not a schema."""
+    """A table's column names as a message lists them (``'a', 'b'``), the first
+    :data:`LISTED_NAMES` of them (then how many more: a wide table has thousands). A name
+    that is not plain printable text of at most :data:`NAME_CHARS` characters is counted,
+    not shown: a file of another kind read as CSV has its first bytes as its header, and
+    those are data, not a schema."""
     shown = [n for n in names if n.isprintable() and 0 < len(n) <= NAME_CHARS]
     hidden = len(names) - len(shown)
-    text = ", ".join(map(repr, shown))
+    text = ", ".join(map(repr, shown[:LISTED_NAMES]))
+    if len(shown) > LISTED_NAMES:
+        text += f" and {len(shown) - LISTED_NAMES} more"
     if hidden:
         text += f"{', ' if shown else ''}{hidden} name(s) not shown (not plain text)"
     return text or "no columns"
+
+
+def missing_columns(path: str | os.PathLike[str] | None, missing: Sequence[str],
+                    present: Sequence[str]) -> InputDataError:
+    """Columns a run reads that the input lacks, on either engine: names the input's path
+    (``None``: a table passed in, not read from a path — "the input"), the ``missing``
+    names and the ``present`` ones (:func:`column_names`, schema only)."""
+    where = "the input" if path is None else f"input {os.fspath(path)!r}"
+    return InputDataError(f"{where} has no column(s) {column_names(missing)}; it has "
+                          f"{column_names(present)}")
 
 
 def not_numeric(name: str, type_text: str) -> InputDataError:
@@ -98,6 +113,13 @@ def not_numeric(name: str, type_text: str) -> InputDataError:
         f"column {name!r} must be numeric, but its type is {type_text}: features and "
         "columns to aggregate take numbers (a text column can be the label or the group "
         "column; a CSV column is text when any of its cells is not a number)")
+
+
+def not_label_kind(role: str, name: str, type_text: str) -> InputDataError:
+    """A label or group column (``role``) whose type holds no label kind (numbers,
+    booleans, strings), on either engine: names the column and its type (schema only)."""
+    return InputDataError(f"the {role} column {name!r} must hold numbers, booleans or "
+                          f"strings, but its type is {type_text}")
 
 
 def csv_empty(path: str | os.PathLike[str]) -> InputDataError:
@@ -144,6 +166,7 @@ def reading(path: str | os.PathLike[str], fmt: str,
         raise input_error(path, fmt, problem=said, columns=columns) from None
 
 
-__all__ = ["BLANK_BYTES", "EXPECTED", "NAME_CHARS", "PARQUET_MAGIC", "SHOWN_COLUMNS", "WITHHELD",
+__all__ = ["BLANK_BYTES", "EXPECTED", "LISTED_NAMES", "NAME_CHARS", "PARQUET_MAGIC",
+           "SHOWN_COLUMNS", "WITHHELD",
            "blank_csv", "column_names", "csv_empty", "csv_without_rows", "input_error",
-           "not_numeric", "reading", "starts_as_parquet"]
+           "missing_columns", "not_label_kind", "not_numeric", "reading", "starts_as_parquet"]

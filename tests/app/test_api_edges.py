@@ -75,7 +75,7 @@ def test_a_pyarrow_table_is_read_by_its_schema():
         assert got.to_json() == want.to_json()
     budget = dprect.PrivacyBudget(10.0, 1e-3)
     for column, kind in ((pa.array(["north", "south"] * 300), "string"),
-                         (pa.array(np.arange(600).astype("datetime64[D]")), "date32")):
+                         (pa.array(np.arange(600).astype("datetime64[D]")), "date")):
         table = typed.append_column("region", column)
         with pytest.raises(dprect.InputDataError, match=f"column 'region' must be numeric, "
                                                         f"but its type is {kind}"):

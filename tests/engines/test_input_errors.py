@@ -17,9 +17,16 @@ from dprect.engines.file_schemas import (
     csv_header,
     data_files,
     folder_schemas,
+    spark_type_name,
     type_text,
 )
-from dprect.engines.input_errors import column_names, input_error, reading
+from dprect.engines.input_errors import (
+    LISTED_NAMES,
+    column_names,
+    input_error,
+    missing_columns,
+    reading,
+)
 
 SECRET = "SECRET-cell-4411"
 
@@ -56,6 +63,35 @@ def test_column_lists_hide_names_that_are_not_plain_text() -> None:
     assert column_names([]) == "no columns"
     shown = column_names(["x", f"\x00\x9f{SECRET}", "y" * 101])
     assert SECRET not in shown and shown == "'x', 2 name(s) not shown (not plain text)"
+    wide = column_names([f"f{i}" for i in range(LISTED_NAMES + 7)] + ["\x00"])
+    assert wide.endswith(f"'f{LISTED_NAMES - 1}' and 7 more, 1 name(s) not shown (not plain "
+                         "text)") and f"'f{LISTED_NAMES}'" not in wide
+
+
+def test_a_missing_column_names_the_input_where_there_is_a_path() -> None:
+    assert str(missing_columns("in/t.csv", ["p", "q"], ["a", "b"])) == (
+        "input 'in/t.csv' has no column(s) 'p', 'q'; it has 'a', 'b'")
+    assert str(missing_columns(None, ["p"], [])) == "the input has no column(s) 'p'; it has " \
+                                                     "no columns"
+    said = str(missing_columns("t.csv", [f"{SECRET}\x00"], ["a"]))
+    assert SECRET not in said and "1 name(s) not shown" in said
+
+
+def test_arrow_types_are_named_as_spark_names_the_column_it_reads() -> None:
+    """Spark 4's names of the columns it reads from such Parquet columns
+    (tests/spark/test_schema_refusals_spark.py compares the two engines' refusals)."""
+    named = {pa.date32(): "date", pa.date64(): "date", pa.large_string(): "string",
+             pa.timestamp("us", tz="UTC"): "timestamp", pa.timestamp("ms"): "timestamp_ntz",
+             pa.timestamp("s", tz="Europe/Berlin"): "timestamp",
+             pa.dictionary(pa.int32(), pa.string()): "string", pa.bool_(): "boolean",
+             pa.binary(3): "binary", pa.large_binary(): "binary", pa.int8(): "tinyint",
+             pa.int64(): "bigint", pa.uint32(): "bigint", pa.uint64(): "decimal(20,0)",
+             pa.float32(): "float", pa.decimal128(5, 2): "decimal(5,2)",
+             pa.large_list(pa.float64()): "array<double>", pa.time64("us"): "time",
+             pa.map_(pa.string(), pa.int32()): "map<string,int>",
+             pa.struct([("a", pa.int64()), ("b", pa.list_(pa.date32()))]):
+                 "struct<a:bigint,b:array<date>>"}
+    assert {t: spark_type_name(t) for t in named} == named
 
 
 def test_types_are_read_as_readers_give_them() -> None:

@@ -41,7 +41,7 @@ from pyspark.sql import types as T  # noqa: N812
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.labels import check_label_value, resolve_positive_label
 from dprect.core.request import InvalidRows
-from dprect.engines.input_errors import column_names, not_numeric
+from dprect.engines.input_errors import missing_columns, not_label_kind, not_numeric
 from dprect.engines.spark.prefetch import LabelCount
 from dprect.engines.spark.source import SPARK_ERRORS, spark_message
 from dprect.engines.spark.sql import all_of, any_of, as_double, finite, ident, literal, seen
@@ -74,8 +74,7 @@ def label_kind(data_type: T.DataType, column: str, role: str = "label") -> str:
         return "string"
     if isinstance(data_type, T.NullType):
         return "null"
-    raise InputDataError(f"the {role} column {column!r} must hold numbers, booleans or "
-                         f"strings, but its type is {data_type.simpleString()}")
+    raise not_label_kind(role, column, data_type.simpleString())
 
 
 def string_literal(text: str) -> str:
@@ -143,9 +142,7 @@ class TableChecks:
         types = {f.name: f.dataType for f in df.schema.fields}
         missing = [c for c in [*names, label] if c not in types]
         if missing:
-            raise InputDataError(
-                f"the input has no column(s) {', '.join(map(repr, missing))}; "
-                f"it has {column_names(list(types))}")
+            raise missing_columns(None, missing, list(types))
         for c in names:
             if not isinstance(types[c], _NUMERIC):
                 raise not_numeric(c, types[c].simpleString())

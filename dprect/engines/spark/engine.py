@@ -39,6 +39,7 @@ from pyspark.sql import functions as F  # noqa: N812
 from dprect.core.domains import Domain, Side
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.ties import TieBreaker
+from dprect.engines.input_errors import missing_columns
 from dprect.engines.numpy_engine import JIT_VALUES, axes_thresholds
 from dprect.engines.spark import prefetch as prefetch_module
 from dprect.engines.spark.chooser import (
@@ -180,7 +181,7 @@ class SparkEngine:
                 f"{len(self._domains)} domains but {len(names)} feature columns")
         missing = [n for n in names if n not in data.columns]
         if missing:
-            raise InputDataError(f"the DataFrame has no column(s) {', '.join(map(repr, missing))}")
+            raise missing_columns(None, missing, list(data.columns))
         self.strategy = strategy
         self._data = data
         self._names = names

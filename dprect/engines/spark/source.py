@@ -62,6 +62,7 @@ from dprect.engines.input_errors import (
     csv_empty,
     csv_without_rows,
     input_error,
+    missing_columns,
     starts_as_parquet,
 )
 from dprect.engines.spark.remote import is_connect, stop_session
@@ -392,6 +393,9 @@ def read_source(spark: SparkSession, path: str | os.PathLike[str], *,
                 # with no column read): say what it looks like, as the numpy engine does
                 raise input_error(text, fmt, columns=columns)
             _check_csv_typed(df, text)
+    missing = [c for c in columns if c not in df.columns]
+    if missing:  # said here, where the path is known (the schema checks say "the input")
+        raise missing_columns(text, missing, df.columns)
     if where is not None and where.strip():
         try:
             df = df.filter(where)

@@ -94,7 +94,7 @@ from dprect.core.statistic import (
 )
 from dprect.engines import row_kernels
 from dprect.engines.bounds_input import resolve_groups
-from dprect.engines.input_errors import column_names, not_numeric
+from dprect.engines.input_errors import missing_columns, not_numeric
 from dprect.engines.row_kernels import table_groups
 from dprect.engines.spark import by_value  # noqa: F401  (registers the core's modules)
 from dprect.engines.spark.block_ranges import BlockRanges
@@ -1253,8 +1253,7 @@ def check_schema(df: DataFrame, columns: Sequence[str], group_by: str | None) ->
     wanted = [*columns, *([group_by] if group_by is not None else [])]
     missing = [c for c in wanted if c not in types]
     if missing:
-        raise InputDataError(f"the input has no column(s) {', '.join(map(repr, missing))}; "
-                             f"it has {column_names(list(types))}")
+        raise missing_columns(None, missing, list(types))
     for c in columns:
         if not isinstance(types[c], _NUMERIC):
             raise not_numeric(c, types[c].simpleString())
