@@ -61,10 +61,7 @@ def input_error(path: str | os.PathLike[str], fmt: str, *, problem: str | None =
     if fmt == "csv" and starts_as_parquet(path):
         what += ("; it starts with Parquet's magic number PAR1, so it looks like a Parquet "
                  "file (--format parquet, or format: parquet in a job's config)")
-    names = ", ".join(map(repr, columns[:SHOWN_COLUMNS]))
-    if len(columns) > SHOWN_COLUMNS:
-        names += f" and {len(columns) - SHOWN_COLUMNS} more"
-    read = f" (reading column(s) {names})" if columns else ""
+    read = f" (reading column(s) {column_names(columns, SHOWN_COLUMNS)})" if columns else ""
     return InputDataError(f"cannot read {os.fspath(path)!r} as {fmt}{read}: {what}; "
                           f"{WITHHELD}")
 
@@ -80,17 +77,17 @@ def starts_as_parquet(path: str | os.PathLike[str]) -> bool:
         return False
 
 
-def column_names(names: Sequence[str]) -> str:
-    """A table's column names as a message lists them (``'a', 'b'``), the first
-    :data:`LISTED_NAMES` of them (then how many more: a wide table has thousands). A name
+def column_names(names: Sequence[str], most: int = LISTED_NAMES) -> str:
+    """A table's column names as a message lists them (``'a', 'b'``), the first ``most``
+    of them (then how many more: a wide table has thousands). A name
     that is not plain printable text of at most :data:`NAME_CHARS` characters is counted,
     not shown: a file of another kind read as CSV has its first bytes as its header, and
     those are data, not a schema."""
     shown = [n for n in names if n.isprintable() and 0 < len(n) <= NAME_CHARS]
     hidden = len(names) - len(shown)
-    text = ", ".join(map(repr, shown[:LISTED_NAMES]))
-    if len(shown) > LISTED_NAMES:
-        text += f" and {len(shown) - LISTED_NAMES} more"
+    text = ", ".join(map(repr, shown[:most]))
+    if len(shown) > most:
+        text += f" and {len(shown) - most} more"
     if hidden:
         text += f"{', ' if shown else ''}{hidden} name(s) not shown (not plain text)"
     return text or "no columns"
