@@ -18,7 +18,6 @@ import pytest
 from cli_run import run
 
 import dprect
-
 from dprect.core.classes import ClassesResult, label_candidates
 from dprect.release.ledger import Ledger
 
