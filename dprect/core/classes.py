@@ -61,6 +61,7 @@ from dprect.core.labels import (
 from dprect.core.planner import MethodPlan, Plan
 from dprect.core.randomness import RandomSource
 from dprect.core.result import FitResult, checked_rows
+from dprect.core.validation import is_blank
 
 #: the add/remove steps one replace-one neighbour makes among the k runs (Theorem K′):
 #: both inside one class's run, or one in each of two classes' runs
@@ -255,7 +256,10 @@ def label_candidates(pairs: Iterable[tuple[object, int]], kind: str) -> dict[str
     the column's ``kind`` — a float for a numeric column, as both engines compare labels),
     → its rows, from (value, rows) pairs (an engine's count per value; pairs naming one
     class are summed, e.g. 0.0 and -0.0). Nulls, NaN and ±inf are no class (a class is a
-    finite label): left out, row by row. Every engine gives the same keys and counts."""
+    finite label), and so is an empty or blank text (a class is never blank:
+    :func:`~dprect.core.labels.check_label_value`; kept, it would refuse the run after the
+    draw — an outcome of the selection shown without its charge): left out, row by row.
+    Every engine gives the same keys and counts."""
     out: dict[str, int] = {}
     for value, rows in pairs:
         if value is None or kind == "null":
@@ -269,6 +273,8 @@ def label_candidates(pairs: Iterable[tuple[object, int]], kind: str) -> dict[str
             key = label_key(bool(value))
         else:
             key = str(value)
+            if is_blank(key):
+                continue
         out[key] = out.get(key, 0) + int(rows)
     return out
 

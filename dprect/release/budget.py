@@ -66,8 +66,7 @@ from dprect.release.ledger import (
     check_neighbouring,
     relation_image,
 )
-
-_TOLERANCE = 1e-12  # the ledger's relative slack when a sum of floats meets the cap
+from dprect.release.ledger.caps import TOLERANCE  # the ledger's relative slack at the cap
 
 
 class PrivacyBudgetWarning(UserWarning):
@@ -243,8 +242,8 @@ class PrivacyBudget:
                         f"{cap.neighbouring}: run with neighbouring {cap.neighbouring}")
                 total = self._sum([*self._charges, Spend(guarantee, what)], cap.neighbouring)
                 assert total is not None  # every charge is checked against the relation
-                if total.epsilon > cap.epsilon * (1 + _TOLERANCE) or \
-                        total.delta > cap.delta * (1 + _TOLERANCE):
+                if total.epsilon > cap.epsilon * (1 + TOLERANCE) or \
+                        total.delta > cap.delta * (1 + TOLERANCE):
                     spent = self._sum(self._charges, cap.neighbouring)
                     assert spent is not None
                     raise BudgetExceededError(

@@ -105,6 +105,26 @@ def test_relations_follow_the_ledger_rule():
     assert spent.delta == pytest.approx(image.delta, rel=1e-9)
 
 
+def test_the_cap_holds_to_the_ledgers_slack_and_a_delta_counts_its_image():
+    """In memory as on the ledger: a charge past the cap by more than the ledger's relative
+    slack (10^-12) is refused and not recorded, and under a replace-one cap an add/remove
+    (ε, δ) with δ > 0 counts (2ε, (1 + e^ε)δ) (docs/privacy.md §14)."""
+    budget = PrivacyBudget(1.0, 1e-6)
+    for over in (Guarantee(1.0 + 1e-9, 0.0, "add-remove", "test"),
+                 Guarantee(0.5, 1e-6 * (1 + 1e-9), "add-remove", "test")):
+        with pytest.raises(BudgetExceededError), budget.charge(over, "test"):
+            pass
+    assert budget.charges == []
+    ro = PrivacyBudget(10.0, 1e-3, neighbouring="replace-one")
+    charged = Guarantee(1.0, 1e-6, "add-remove", "test")
+    with ro.charge(charged, "test"):
+        pass
+    spent, image = ro.spent(), replace_one(charged)
+    assert spent is not None and image.delta > 2 * charged.delta
+    assert (spent.epsilon, spent.delta) == pytest.approx((image.epsilon, image.delta),
+                                                         rel=1e-12)
+
+
 def test_shared_by_reference_and_not_silently_copied_to_a_process():
     budget = PrivacyBudget(1.0, 1e-6)
     assert copy.deepcopy(budget) is budget and copy.copy(budget) is budget

@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from cli_run import run
 
+import dprect
 from dprect.core.classes import ClassesResult, label_candidates
 from dprect.release.ledger import Ledger
 
@@ -148,3 +150,29 @@ def test_label_candidates_name_values_as_classes_and_leave_out_non_labels() -> N
         {"true": 2, "false": 1}
     assert label_candidates([(" a", 1), ("a", 2)], "string") == {" a": 1, "a": 2}
     assert label_candidates([(None, 3)], "null") == {}
+
+
+def test_a_blank_label_is_no_candidate_so_a_kept_one_never_refuses_the_run(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An empty or blank text can be no class (a listed one is refused), so it is no
+    candidate: were it one, the selection keeping it (400 rows: surely) made the run
+    refuse after the draw and before the charge — whether a blank label passed the
+    threshold shown for nothing, as often as asked (docs/privacy.md §18)."""
+    assert label_candidates([("", 400), (" ", 3), ("\t", 2), ("a", 1)], "string") == \
+        {"a": 1}
+    data = tmp_path / "blank.parquet"
+    labels = ["a"] * 400 + [""] * 400 + [" "] * 400
+    x = [1.0 + (i % 3) for i in range(len(labels))]
+    pq.write_table(pa.table({"lab": labels, "x": x, "y": [v / 2 for v in x]}), data)
+    ledger, out_path = tmp_path / "ledger", tmp_path / "o.json"
+    assert run(["budget", "init", "--ledger", str(ledger)], capsys)[0] == 0
+    code, _out, err = run(_fit(data, *SELECT, "--output", str(out_path), "--ledger",
+                               str(ledger), "--dataset", "ds", "--seed", "3"), capsys)
+    assert code == 0, err
+    record = json.loads(out_path.read_text())
+    assert record["classes"] == ["a"] and record["group_selection"]["groups_kept"] == 1
+    assert len(Ledger(str(ledger)).runs("ds")) == 1
+    got = dprect.fit(np.column_stack([x, [v / 2 for v in x]]), np.array(labels),
+                     epsilon=2, delta=1e-6, grid=GRID, seed=3, select_groups=True,
+                     selection_epsilon=0.5, selection_delta=1e-6)  # the Python API's too
+    assert got.classes == ["a"]

@@ -155,6 +155,34 @@ def test_the_draw_is_randbits_below_the_table_exact_law() -> None:
     assert set(big) <= set(kept)
 
 
+class _Bits:
+    """A stream whose ``randbits`` answers are given: the draws' edges, exactly."""
+
+    def __init__(self, answers: list[int]) -> None:
+        self.answers = answers
+
+    def randbits(self, k: int) -> int:
+        assert k == SELECTION_BITS
+        return self.answers.pop(0)
+
+
+def test_a_key_is_kept_iff_its_draw_is_strictly_below_the_table_and_never_without_rows(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The law is exactly P_k/2^B: a draw equal to P_k drops the key (``<=`` would keep it
+    with probability (P_k + 1)/2^B, above p_1 ≤ δ₁ where P_1 is δ₁'s numerator), one below
+    keeps it; a key of no row is never kept (p_0 = 0: a key the data does not hold is never
+    released), whatever the draw."""
+    plan = plan_selection(1.0, 0.05, "add-remove")
+    assert plan.keep_probability(1) == Fraction(0.05)  # P_1 = δ·2^96 exactly: the edge
+    counts = {"a": 1, "b": 2, "c": 0}
+    for answers, kept in (([plan.keep[0], plan.keep[1], 0], []),
+                          ([plan.keep[0] - 1, plan.keep[1] - 1, 0], ["a", "b"])):
+        stream = _Bits(list(answers))
+        monkeypatch.setattr(group_selection.RandomSource, "stream",
+                            staticmethod(lambda _seed, s=stream: s))
+        assert select_keys(plan, counts, _seeded(1)) == kept
+
+
 def test_a_key_of_one_row_is_kept_at_a_rate_of_at_most_delta_with_power() -> None:
     """40,000 keys of one row at δ = 0.05: the kept count stays below δn + 5σ; the same
     test rejects a mechanism keeping them at 1.3δ (its power)."""

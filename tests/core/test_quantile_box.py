@@ -177,6 +177,43 @@ def test_plan_is_checked_and_a_wrong_rate_is_refused() -> None:
         check_fit_plan(q, doms, beta=1e-4, shape="origin")
 
 
+@pytest.mark.parametrize("aimed", [True, False])
+def test_the_box_draws_at_the_rates_the_check_charges(monkeypatch: pytest.MonkeyPatch,
+                                                      aimed: bool) -> None:
+    """The check reads the plan's rates (above); the run must draw with those very rates:
+    every centre at ``centre_rate`` (Lemma QB1), an aimed side at ``aimed_rate`` = ε_s/2
+    (the bracket score moves both ways: Lemma QB3 charges 2a), an unaimed one at
+    ``side_epsilon`` (Lemma QB2). Drawing an aimed side at ε_s, or a centre at 2c, would
+    spend twice what the check charged."""
+    from dprect.core import quantile_box
+
+    seen: dict[str, list[Fraction]] = {"centre": [], "side": []}
+    centre, step = quantile_box.centre_from_counts, quantile_box.draw_step
+
+    def spy_centre(counts, domain, rate, rng, favour_zero=False):  # type: ignore[no-untyped-def]
+        seen["centre"].append(Fraction(rate))
+        return centre(counts, domain, rate, rng, favour_zero)
+
+    def spy_step(tails, stream, target, epsilon, rng, decay, **kw):  # type: ignore[no-untyped-def]
+        seen["side"].append(Fraction(epsilon))
+        return step(tails, stream, target, epsilon, rng, decay, **kw)
+
+    monkeypatch.setattr(quantile_box, "centre_from_counts", spy_centre)
+    monkeypatch.setattr(quantile_box, "draw_step", spy_step)
+    X = np.random.default_rng(4).normal(5.0, 1.0, size=(2000, 2))
+    doms = [Grid(0.0, 10.0, 1000)] * 2
+    p = plan(epsilon=4.0, delta=1e-6, domains=doms, method="quantiles",
+             positives=len(X) if aimed else None)
+    d = p.chosen.details
+    assert (side_target(0.0, len(X) if aimed else None, 4, Fraction(d["side_epsilon"]))
+            > 0) == aimed
+    run_plan(NumpyEngine.from_features(X, doms), doms, ["a", "b"], p, RandomSource(1))
+    assert seen["centre"] == [Fraction(d["centre_rate"])] * 2
+    side = Fraction(d["aimed_rate"] if aimed else d["side_epsilon"])
+    assert seen["side"] == [side] * 4
+    assert 2 * Fraction(d["aimed_rate"]) <= Fraction(d["side_epsilon"])  # the pair: ε_s
+
+
 def test_quantiles_guarantee_is_the_composition_of_its_mechanisms() -> None:
     doms = [IntegerRange(0, 16)] * 8
     p = plan(epsilon=1.0, delta=1e-6, domains=doms, method="quantiles")
