@@ -48,8 +48,8 @@ def split_groups(text: str | Sequence[Any]) -> list[str]:
 def check_no_empty_group(values: Sequence[str], where: str) -> None:
     """Refuse an empty (or blank) listed group value, wherever the list comes from (the
     command line, a config, the Python API): it was silently skipped from ``a,,b`` but
-    read as a value from a list, and an empty cell is null to Spark's CSV reader and ""
-    to Arrow's, so the engines would not agree on its rows. The list alone is read."""
+    read as a value from a list, and an empty CSV cell is null (no group) on both engines,
+    so no row could be in it. The list alone is read."""
     if any(map(is_blank, values)):
         raise ParameterError(f"{where} holds an empty group value (e.g. 'a,,b' or a comma "
                              "at an end): list only non-empty values")

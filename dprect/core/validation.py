@@ -87,8 +87,8 @@ def is_blank(value: object) -> bool:
     entry in a public list — a listed group value (``app.groups.check_no_empty_group``),
     a class or a positive label (``core.labels``), an entry of a comma-separated option
     (``app.options.comma_entries``) — each front refusing it in its own words. Reads the
-    public parameter only: an empty cell is null to Spark's CSV reader and "" to Arrow's,
-    so the engines would not agree on the rows such a value names."""
+    public parameter only: an empty CSV cell is null on both engines (no row holds the
+    empty text there), and a blank key is no class of a private selection."""
     return isinstance(value, str) and not value.strip()
 
 

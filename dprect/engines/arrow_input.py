@@ -29,8 +29,10 @@ FORMATS = ("parquet", "csv")
 #: how a CSV cell is read, as Spark's CSV reader reads it: only an empty cell is null
 #: (pyarrow's default also reads ``NA``, ``null``, ``N/A``, ``NaN`` ... as null, where Spark
 #: reads a word, so a column holding one was numeric here and text on Spark); ``NaN`` is
-#: then read as the number NaN, as Spark reads it. An empty cell of a text column stays ""
-CSV_CELLS = pcsv.ConvertOptions(null_values=[""])
+#: then read as the number NaN, as Spark reads it. An empty cell of a text column is null
+#: too, quoted (``""``) or not, as Spark reads it (pyarrow's default keeps "" there: a group
+#: or class of the empty text that numpy released and Spark dropped as a null)
+CSV_CELLS = pcsv.ConvertOptions(null_values=[""], strings_can_be_null=True)
 
 
 def detect_format(path: str | os.PathLike[str]) -> str:

@@ -52,3 +52,13 @@ def test_nan_is_a_number_and_an_empty_cell_null(tmp_path: Path) -> None:
     column = read_table(path, ["x"]).column("x")
     assert str(column.type) == "double"
     assert column.null_count == 1 and column.to_pylist()[2:] == [1.5, 2.5]
+
+
+def test_an_empty_cell_of_a_text_column_is_null_quoted_or_not(tmp_path: Path) -> None:
+    """Spark's CSV reader reads ``,,`` and ``,"",`` in a text column as null; pyarrow's
+    default kept "" — a group or class of the empty text that numpy released and Spark
+    dropped. A blank (spaces) is text on both."""
+    path = tmp_path / "t.csv"
+    path.write_text('g,x\na,1\n,2\n"",3\n  ,4\n')
+    column = read_table(path, ["g"]).column("g")
+    assert column.to_pylist() == ["a", None, None, "  "]
