@@ -67,6 +67,18 @@ def test_the_budget_options_come_from_the_request(product: str) -> None:
         assert job[spec.name] == generated[spec.name]
 
 
+def test_the_aggregates_beta_is_worded_for_every_mechanism() -> None:
+    """``dprect aggregate --beta`` (and the job's ``aggregate.beta``) bounds the describe
+    query's and the quantiles' statements too, as ``dprect describe --beta`` says; it
+    read "failure probability of the coverage statement, per group" (the preset
+    ``bounds``' wording) whatever the statistics asked."""
+    want = next(s.help for s in option_specs(PRODUCTS["describe"]) if s.name == "beta")
+    for product in ("aggregate", "describe"):
+        cli, job = _actions(product)["beta"].help or "", _job_options(product)["beta"].help
+        assert cli.startswith(want) and job.startswith(want)
+    assert "coverage statement" in (_actions("bounds")["beta"].help or "")
+
+
 @pytest.mark.parametrize("product", sorted(PRODUCTS))
 def test_the_run_options_come_from_one_table(product: str) -> None:
     actions, job = _actions(product), _job_options(product)
