@@ -324,7 +324,7 @@ def query_lines(the_plan: DescribePlan, columns: Sequence[str], groups: int | No
              "count": the_plan.count_epsilon, "sum": the_plan.sum_epsilon,
              "sum of squares": the_plan.squares_epsilon}
     per_column = sum(parts.values())
-    split = ", ".join(f"{k} {v / per_column:.0%}" for k, v in parts.items() if v > 0)
+    split = ", ".join(f"{k} {100 * v / per_column:.3g}%" for k, v in parts.items() if v > 0)
     lines = [
         f"plan: DP {stats} for {len(columns)} column(s){where}; guarantee "
         f"({g.epsilon:.6g}, {g.delta:.3g})-DP, {g.neighbouring}, charged once (groups are "
