@@ -363,8 +363,9 @@ def quantile_lines(the_plan: QuantilePlan, columns: Sequence[str], groups: int |
         f"{the_plan.epsilon_each:.4g}, below it a centre ({the_plan.small_centre_epsilon:.4g}) "
         f"and each quantile at {the_plan.small_epsilon_each:.4g} near it",
         f"plan: a group needs about {the_plan.rows_needed():,} rows (beta "
-        f"{the_plan.beta:g}); a cell whose noisy count is below is flagged "
-        "below_rows_needed",
+        f"{the_plan.beta:g}) for each quantile to lie within its data's range (the more, "
+        "the nearer a quantile is to 0 or 1); a cell whose noisy count is below is flagged "
+        "below_rows_needed, all its quantiles",
         f"plan: rank interval at level {the_plan.interval_level:g}: from "
         f"{the_plan.split_rows:,} rows (noisy) each quantile's ranks lie within "
         f"{the_plan.interval_rank_error:,.1f} rows of the grid's best for q*n (all together; "
