@@ -51,13 +51,13 @@ from dprect.app.aggregate_flow import AggregateSettings, aggregate_settings, run
 from dprect.app.jobs_support import Option, exit_now, table_options, table_settings
 from dprect.app.options import AGGREGATE_COLUMNS, AGGREGATE_OPTIONS, AGGREGATE_UNSET
 from dprect.app.table_product import GroupedRoute
-from dprect.core.request import BoundsRequest
+from dprect.core.request import StatisticsRequest
 
 PROG = "aggregate"
 SECTION = "aggregate"
 
 OPTIONS: dict[str, Option] = table_options(
-    AGGREGATE_COLUMNS, BoundsRequest,
+    AGGREGATE_COLUMNS, StatisticsRequest,
     [o for o in AGGREGATE_OPTIONS[len(AGGREGATE_COLUMNS):] if o.group != "groups"],
     AGGREGATE_UNSET)
 

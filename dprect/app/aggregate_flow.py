@@ -324,7 +324,7 @@ def query_lines(the_plan: DescribePlan, columns: Sequence[str], groups: int | No
              "count": the_plan.count_epsilon, "sum": the_plan.sum_epsilon,
              "sum of squares": the_plan.squares_epsilon}
     per_column = sum(parts.values())
-    split = ", ".join(f"{k} {v / per_column:.0%}" for k, v in parts.items() if v > 0)
+    split = ", ".join(f"{k} {100 * v / per_column:.3g}%" for k, v in parts.items() if v > 0)
     lines = [
         f"plan: DP {stats} for {len(columns)} column(s){where}; guarantee "
         f"({g.epsilon:.6g}, {g.delta:.3g})-DP, {g.neighbouring}, charged once (groups are "
@@ -363,8 +363,9 @@ def quantile_lines(the_plan: QuantilePlan, columns: Sequence[str], groups: int |
         f"{the_plan.epsilon_each:.4g}, below it a centre ({the_plan.small_centre_epsilon:.4g}) "
         f"and each quantile at {the_plan.small_epsilon_each:.4g} near it",
         f"plan: a group needs about {the_plan.rows_needed():,} rows (beta "
-        f"{the_plan.beta:g}); a cell whose noisy count is below is flagged "
-        "below_rows_needed",
+        f"{the_plan.beta:g}) for each quantile to lie within its data's range (the more, "
+        "the nearer a quantile is to 0 or 1); a cell whose noisy count is below is flagged "
+        "below_rows_needed, all its quantiles",
         f"plan: rank interval at level {the_plan.interval_level:g}: from "
         f"{the_plan.split_rows:,} rows (noisy) each quantile's ranks lie within "
         f"{the_plan.interval_rank_error:,.1f} rows of the grid's best for q*n (all together; "

@@ -85,6 +85,7 @@ from dprect.core.request import (
     FitRequest,
     Neighbouring,
     PlanRequest,
+    StatisticsRequest,
     option_specs,
     request_from,
 )
@@ -359,7 +360,7 @@ def _aggregate_parser(sub: Any) -> None:
     """``dprect aggregate``: any statistics of one mechanism per column and public group
     (:mod:`dprect.app.aggregate_flow`; ``--statistics`` generated from the registry)."""
     _table_parser(
-        sub, "aggregate", BoundsRequest, AGGREGATE_COLUMNS,
+        sub, "aggregate", StatisticsRequest, AGGREGATE_COLUMNS,
         (DESCRIBE_QUERY[1], BOUNDS_GRID, BOUNDS_OUTPUTS[0]), AGGREGATE_OUTPUTS,
         "the mechanism's plan: its guarantee, budget split and what it promises",
         unset=AGGREGATE_UNSET,

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dprect.app.heartbeat import EVERY, PROMISE
+from dprect.core.aggregates import SPREAD
+from dprect.core.aggregates import STATISTICS as SUMMARY
 from dprect.core.errors import ParameterError
 from dprect.core.expectation import DEFAULT_TARGET_SHARE
 from dprect.core.statistic import STATISTICS
@@ -253,9 +255,11 @@ DESCRIBE_COLUMNS = (
 )
 #: what describe releases, and the query its bounds aim at
 DESCRIBE_QUERY = (
-    RunOption("statistics", "names", "comma-separated statistics among count, sum, mean "
-              "(default: all three, from one noisy count and one noisy clamped sum), or "
-              "'none' for the bounds alone (then --query-epsilon is required)",
+    RunOption("statistics", "names", "comma-separated statistics among "
+              f"{', '.join(SUMMARY + SPREAD)} (default: {', '.join(SUMMARY)}, from one noisy "
+              f"count and one noisy clamped sum; {' or '.join(SPREAD)} adds a noisy clamped "
+              "sum of squares), or 'none' for the bounds alone (then --query-epsilon is "
+              "required)",
               metavar="S1,S2"),
     RunOption("query_epsilon", "float", "the epsilon per column of the sum or mean the "
               "bounds are aimed at (each side clips about 1/(2*query_epsilon) rows; "
@@ -264,8 +268,9 @@ DESCRIBE_QUERY = (
 DESCRIBE_OUTPUTS = (
     BOUNDS_OUTPUTS[1],
     RunOption("table", "str", "also write one row per (group, column) — group, column, "
-              "lower, upper, count, sum, mean with their noise intervals — as CSV (a path "
-              "ending in .csv), one Parquet file (.parquet) or a Delta table (a folder)",
+              "lower, upper, count, sum, mean (and variance, std when asked) with their noise "
+              "intervals — as CSV (a path ending in .csv), one Parquet file (.parquet) or a "
+              "Delta table (a folder)",
               metavar="PATH",
               group="outputs"),
     RunOption("plot", "str", "PNG of each group's DP mean per column with error bars (the "

@@ -26,7 +26,7 @@ from dprect.app.options import (
     RunOption,
 )
 from dprect.core.classes import is_classes_record
-from dprect.core.request import BoundsRequest, DescribeRequest, FitRequest
+from dprect.core.request import BoundsRequest, DescribeRequest, FitRequest, StatisticsRequest
 from dprect.release.aggregate_record import is_aggregate_record
 
 
@@ -60,7 +60,7 @@ PRODUCTS: dict[str, ProductInfo] = {p.name: p for p in (
                 None,
                 "one rectangle per class of a label column, run through `fit --classes` "
                 "(`ClassesProduct`, app/classes_flow.py)"),
-    ProductInfo("aggregate", "DP aggregates", is_aggregate_record, BoundsRequest,
+    ProductInfo("aggregate", "DP aggregates", is_aggregate_record, StatisticsRequest,
                 AGGREGATE_OPTIONS, True, "aggregate",
                 "any statistics of the registry (core/statistic.py) per public group and "
                 "column, drawn by one mechanism or several in one charge (`AggregateProduct`, "

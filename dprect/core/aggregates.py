@@ -592,7 +592,11 @@ class DescribePlan:
             + " of that group may be far off"
             + ("" if self.min_count is None else
                f"; an ungrouped column below {self.rows_needed_by['centre']:,} released "
-               f"rows has no other group to anchor on: its sides search from 0"),
+               f"rows has no other group to anchor on: its sides search from 0")
+            + ("" if "count" in self.statistics else
+               "; no count asked: below_row_need is left empty for every group, none is "
+               "flagged (ask for the count too to have the groups below this need "
+               "flagged)"),
             *([] if self.count_error is None else [
                 f"count: error <= {self.count_error:.1f} rows with probability >= "
                 f"1 - {self.beta:g} (ln(2/beta)/eps_n)"

@@ -288,6 +288,11 @@ def coverage_alpha(coverage: float) -> Fraction:
     return (1 - exact) / 2
 
 
+#: what β bounds in a run of any aggregate statistic (the coverage statement of ``dprect
+#: bounds`` is one of them)
+ACCURACY_BETA_HELP = "failure probability of the accuracy statements, per group and column"
+
+
 @dataclass(frozen=True)
 class AggregateRequest:
     """The fields both aggregate requests share (:class:`DescribeRequest`,
@@ -297,8 +302,7 @@ class AggregateRequest:
     epsilon: float = field(metadata=_help("total epsilon of the run, charged once "
                                           "(required)"))
     delta: float = field(default=0.0, metadata=_help("total delta of the run (0: pure DP)"))
-    beta: float = field(default=1e-3, metadata=_help(
-        "failure probability of the accuracy statements, per group and column"))
+    beta: float = field(default=1e-3, metadata=_help(ACCURACY_BETA_HELP))
     neighbouring: Neighbouring = field(default=Neighbouring.ADD_REMOVE, metadata=_help(
         "add-remove or replace-one (by group privacy)"))
     interval_level: float = field(default=DEFAULT_LEVEL, metadata=_help(INTERVAL_HELP))
@@ -339,6 +343,16 @@ class BoundsRequest(AggregateRequest):
         return {"epsilon": self.epsilon, "delta": self.delta, "coverage": self.coverage,
                 "beta": self.beta, "neighbouring": self.neighbouring.value,
                 "interval_level": self.interval_level}
+
+
+@dataclass(frozen=True)
+class StatisticsRequest(BoundsRequest):
+    """The options of ``dprect aggregate`` and its job (``--help``, the config keys):
+    :class:`BoundsRequest`'s fields — ``coverage`` is read by the coverage mechanism only
+    — with ``beta`` worded for every mechanism the run may draw (the describe query's and
+    the quantiles' statements as well as the coverage statement)."""
+
+    beta: float = field(default=1e-3, metadata=_help(ACCURACY_BETA_HELP))
 
 
 @dataclass(frozen=True)
@@ -596,6 +610,7 @@ def option_specs(kind: type[Any] = FitRequest) -> tuple[OptionSpec, ...]:
 
 
 __all__ = [
+    "ACCURACY_BETA_HELP",
     "COVERAGE_DENOMINATOR",
     "Accounting",
     "BoundsRequest",
@@ -612,6 +627,7 @@ __all__ = [
     "PlanRequest",
     "Shape",
     "Source",
+    "StatisticsRequest",
     "check_pure",
     "check_snapshot",
     "coverage_alpha",

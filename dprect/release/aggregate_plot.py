@@ -374,10 +374,14 @@ def _describe_drawing(record: Mapping[str, Any], rows: RowPass, *, title: str | 
             return (f"DP means of {groups:,} groups, {guarantee}\nbar: the median noise "
                     "interval's width (clipping bias not included)\ngrey: below_row_need "
                     f"(fewer than {need} rows released:\nthe mean may be far off)")
-        return (f"DP means per group, {guarantee}\nbars: ± the noise's sd (a bound "
-                "from the plan's public scales\nand the released values; clipping bias "
-                "not included)\nhollow grey: below_row_need (fewer than "
-                f"{need} rows released:\nthe mean may be far off)")
+        level = record["plan"].get("interval_level")
+        bars = ("bars: ± the noise's sd (a bound from the plan's public scales\nand the "
+                "released values" if level is None else  # a record made before the intervals
+                f"bars: the mean's noise interval at level {float(level):g} (mean_low to "
+                "mean_high,\nfrom the plan and the released values")
+        return (f"DP means per group, {guarantee}\n{bars}; clipping bias not included)"
+                f"\nhollow grey: below_row_need (fewer than {need} rows released:\nthe "
+                "mean may be far off)")
 
     return grouped_figure(
         record, rows,

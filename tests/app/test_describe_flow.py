@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 from types import ModuleType
 
@@ -130,6 +131,22 @@ def test_delta_table_holds_the_csv_rows(data: Path, tmp_path: Path,
     assert [(r["group"], r["column"]) for r in got] == [(None, "x"), (None, "y")]
     assert [r["mean"] for r in got] == [r["mean"] for r in rows]
     assert all(r["sum"] is None for r in got)  # not asked: a null, not a number
+
+
+@pytest.mark.parametrize("statistics", ["count,mean,variance", "std", "bounds"])
+def test_the_printed_split_adds_up_to_the_columns_epsilon(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], statistics: str) -> None:
+    """The plan's budget split names each part's share of a column's epsilon as it is:
+    with a sum of squares the count's and the squares' shares are 6.5% and 32.5% (printed
+    6% and 32%, adding up to 99%, before), the bounds alone 1/7 and 6/7."""
+    extra = ["--query-epsilon", "0.5"] if statistics == "bounds" else []
+    code, out, err = run(["aggregate", "--input", str(tmp_path / "absent.parquet"),
+                          "--columns", "x,y,z", "--statistics", statistics, "--epsilon", "1",
+                          *extra, "--plan-only"], capsys)
+    assert code == 0, err
+    (line,) = [ln for ln in out.splitlines() if "budget split" in ln]
+    shares = [float(v) for v in re.findall(r" ([0-9.]+)%", line)]
+    assert len(shares) >= 2 and sum(shares) == pytest.approx(100.0, abs=0.15), line
 
 
 def test_plan_only_prints_the_split_and_touches_nothing(

@@ -137,3 +137,23 @@ def test_the_plot_bars_are_the_mean_intervals(frame):
             segments = container.lines[2][0].get_segments()
             got = [v for seg in segments for v in (float(seg[0][1]), float(seg[1][1]))]
             assert got == pytest.approx([v for pair in want for v in pair], rel=1e-12)
+
+
+def test_the_plot_title_names_the_bars_it_draws(frame):
+    """The bars are the released noise intervals at the run's level, and the title says
+    so (it read '± the noise's sd' while the bars were 95% intervals, about twice as
+    wide); a record made before the intervals keeps its sd bars and their wording."""
+    pytest.importorskip("matplotlib")
+    from dprect.release.aggregate_plot import render_describe_figure
+    from dprect.release.aggregate_record import describe_record
+
+    record = describe_record(_describe(frame, interval_level=0.8))
+    title = render_describe_figure(record).get_suptitle()
+    assert "noise interval at level 0.8" in title and "sd" not in title
+    older = json.loads(json.dumps(record))
+    del older["plan"]["interval_level"]
+    for row in older["results"]:
+        for key in [k for k in row if k.endswith(("_low", "_high"))]:
+            del row[key]
+    title = render_describe_figure(older).get_suptitle()
+    assert "± the noise's sd" in title and "interval" not in title

@@ -67,6 +67,32 @@ def test_the_budget_options_come_from_the_request(product: str) -> None:
         assert job[spec.name] == generated[spec.name]
 
 
+def test_the_aggregates_beta_is_worded_for_every_mechanism() -> None:
+    """``dprect aggregate --beta`` (and the job's ``aggregate.beta``) bounds the describe
+    query's and the quantiles' statements too, as ``dprect describe --beta`` says; it
+    read "failure probability of the coverage statement, per group" (the preset
+    ``bounds``' wording) whatever the statistics asked."""
+    want = next(s.help for s in option_specs(PRODUCTS["describe"]) if s.name == "beta")
+    for product in ("aggregate", "describe"):
+        cli, job = _actions(product)["beta"].help or "", _job_options(product)["beta"].help
+        assert cli.startswith(want) and job.startswith(want)
+    assert "coverage statement" in (_actions("bounds")["beta"].help or "")
+
+
+def test_describes_statistics_help_names_what_it_takes() -> None:
+    """``dprect describe --statistics`` (and the job's ``describe.statistics``) names every
+    statistic describe accepts — variance and std as well (the help said "among count,
+    sum, mean" while both were taken) — and each it names is taken."""
+    from dprect.core.aggregates import SPREAD, STATISTICS, plan_describe
+
+    cli, job = _actions("describe")["statistics"].help or "", _job_options(
+        "describe")["statistics"].help
+    named = ", ".join(STATISTICS + SPREAD)
+    assert f"among {named} " in cli and f"among {named} " in job
+    for s in STATISTICS + SPREAD:
+        assert s in plan_describe(1.0, 1, statistics=(s,)).statistics
+
+
 @pytest.mark.parametrize("product", sorted(PRODUCTS))
 def test_the_run_options_come_from_one_table(product: str) -> None:
     actions, job = _actions(product), _job_options(product)

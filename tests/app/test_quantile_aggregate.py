@@ -133,6 +133,23 @@ def test_ties_of_diffprivlib_107_do_not_crash():
     assert row[SMALL] is False
 
 
+@pytest.mark.parametrize("statistics", ["median", "p1,median"])
+def test_the_plan_says_what_a_groups_row_need_is_for(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], statistics: str) -> None:
+    """The printed row need says what it promises (each quantile inside the data's range)
+    and that it grows toward 0 or 1 — the p1 needs far more rows than the median, and its
+    flag marks the median of the same cell too; it read only "a group needs about N rows"."""
+    code, out, err = run(["aggregate", "--input", str(tmp_path / "absent.parquet"),
+                          "--columns", "x", "--statistics", statistics, "--epsilon", "1",
+                          "--plan-only"], capsys)
+    assert code == 0, err
+    (line,) = [ln for ln in out.splitlines() if "needs about" in ln]
+    plan = plan_statistics(statistics.split(","), 1.0, 1)
+    assert f"needs about {plan.rows_needed():,} rows" in line
+    assert "for each quantile to lie within its data's range" in line
+    assert "nearer a quantile is to 0 or 1" in line and "all its quantiles" in line
+
+
 def test_the_cli_runs_the_quantiles_records_and_replays(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``dprect aggregate --statistics p10,median,p90``: the plan printed (with its

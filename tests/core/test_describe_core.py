@@ -648,6 +648,21 @@ def test_printed_count_error_holds_on_the_exact_law():
     assert too_small >= 10
 
 
+@pytest.mark.parametrize("statistics", [("mean",), ("sum", "mean"), (), ("count",),
+                                        ("count", "mean", "std")])
+def test_the_plan_says_when_no_group_can_be_flagged(statistics: tuple[str, ...]) -> None:
+    """The small-group flag compares the released count with the row need, so a run that
+    releases no count (``--statistics mean``) flags no group — its rows read
+    below_row_need null however few rows a group has — and the plan's row-need line says
+    so before anything is read, pointing at the count; a run with the count does not."""
+    p = plan_describe(1.0, 1, statistics=statistics,
+                      query_epsilon=0.5 if not statistics else None)
+    (line,) = [ln for ln in p.table().splitlines() if ln.startswith("rows needed")]
+    said = "no count asked: below_row_need is left empty for every group" in line
+    assert said == ("count" not in statistics)
+    assert ("ask for the count too" in line) == said
+
+
 def test_rows_needed_is_stated_printed_and_exposed():
     """The plan states the released count a group needs (the centre's, and the sides'),
     prints it, and exposes it per column (for the sinks' per-cell flag): without a count
