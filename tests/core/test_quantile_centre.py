@@ -227,6 +227,48 @@ def test_rows_needed_is_stated_and_the_split_follows_the_count() -> None:
     assert small.centred and small.epsilon_each == plan.small_epsilon_each
 
 
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_cells_split_is_picked_by_its_released_count(
+        compiled: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Theorem Q's adaptive split (docs/privacy.md §11a, step 2): a cell's draws after its
+    count are those of the split its NOISY count n̂ picks, never the true n's — on
+    groups of split_rows − 1 and split_rows rows, where the noise moves many seeds across
+    the split. The reference draws the count itself, picks the split by n̂ here, and
+    draws that split's quantiles without a count from the same stream; the release's
+    rank error follows the same split. On the Python path and on the compiled one."""
+    from dprect.core import randomness
+    from dprect.core.quantiles import draws
+
+    if compiled:
+        jit = pytest.importorskip("dprect.core.random_jit")
+        monkeypatch.setattr(randomness, "_KERNELS", jit)
+    else:
+        monkeypatch.setattr(randomness, "_KERNELS", None)
+    plan = plan_quantiles([0.1, 0.5, 0.9], 1.0)
+    large = dataclasses.replace(plan, count_epsilon=0.0)
+    small = dataclasses.replace(plan, count_epsilon=0.0, split_rows=0,
+                                centre_epsilon=plan.small_centre_epsilon,
+                                epsilon_each=plan.small_epsilon_each)
+    assert not large.centred and small.centred and not large.counted
+    scale = plan.count_scale
+    crossed = set()
+    for n in (plan.split_rows - 1, plan.split_rows):
+        x = np.random.default_rng(n).lognormal(3, 1, n)
+        st = quantile_statistics(x, plan)
+        for seed in range(12):
+            got, noisy = draws(st, plan, RandomSource(seed))
+            ref = RandomSource(seed)
+            want_noisy = n + ref.discrete_laplace_int(scale.denominator, scale.numerator)
+            picked_small = want_noisy < plan.split_rows
+            want, none = draws(st, small if picked_small else large, ref)
+            assert none is None and (got, noisy) == (want, want_noisy), (n, seed)
+            cell = release_cell(st, plan, RandomSource(seed))
+            assert (cell.rank_error is None) is picked_small
+            crossed.add((n < plan.split_rows, picked_small))
+    # power: both splits drawn, and in both directions against the true count's
+    assert (True, False) in crossed and (False, True) in crossed
+
+
 def test_small_groups_land_near_their_data() -> None:
     """300 rows of a log-normal column at ε = 1: with the centre every released value
     lies within the window's decades of the data's scale (|v| ≤ 10^4·max|x|) over 30
