@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from dprect.core import guarantee_check
+from dprect.core import guarantee_check, randomness
 from dprect.core.guarantee_check import GuaranteeCheckError, check_quantiles_plan
+from dprect.core.interior_point import sample_unimodal
 from dprect.core.quantile_centre import (
     DECAY,
     WINDOW_DECADES,
@@ -26,13 +28,18 @@ from dprect.core.quantile_centre import (
     centre_pieces,
     draw_near,
     levels,
+    rank_frame,
     restrict,
     sign_pieces,
     sign_rows,
     signs,
     window,
 )
+from dprect.core.quantile_draws import near_centre
 from dprect.core.quantiles import (
+    _cell_rows,
+    _ranks,
+    draws,
     plan_quantiles,
     quantile_grid,
     quantile_law,
@@ -236,8 +243,6 @@ def test_a_cells_split_is_picked_by_its_released_count(
     the split. The reference draws the count itself, picks the split by n̂ here, and
     draws that split's quantiles without a count from the same stream; the release's
     rank error follows the same split. On the Python path and on the compiled one."""
-    from dprect.core import randomness
-    from dprect.core.quantiles import draws
 
     if compiled:
         jit = pytest.importorskip("dprect.core.random_jit")
@@ -267,6 +272,49 @@ def test_a_cells_split_is_picked_by_its_released_count(
             crossed.add((n < plan.split_rows, picked_small))
     # power: both splits drawn, and in both directions against the true count's
     assert (True, False) in crossed and (False, True) in crossed
+
+
+#: the centre's block draw takes this share of a small group's ε_c, the sign the rest
+#: (docs/privacy.md §11a, step 3: "(4/5)·ε_c/4 per half row", "the other fifth"), written
+#: here again, not read from ``quantile_centre.SIGN_PART``
+REFERENCE_BLOCK_PART = Fraction(4, 5)
+
+
+def test_a_small_groups_centre_and_sign_take_the_documented_shares(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A small group's draws are, bit for bit, a reference's: its count, then the centre's
+    block at (4/5)·ε_c/4 and the sign class at (1/5)·ε_c/4 per half row (the exact sampler
+    on the rank laws), then the quantiles in that window (:func:`near_centre`), on seeds
+    of a column of both signs over many decades; a reference with the shares 3/4 and 1/4
+    differs on some seed (power). A wrong ``SIGN_PART`` — which the check, the centre's
+    row need and the laws' own tests all follow — fails here."""
+
+    monkeypatch.setattr(randomness, "_KERNELS", None)
+    plan = plan_quantiles([0.1, 0.5, 0.9], 1.0)
+    small = plan.branch(-1)
+    eps_c, scale = Fraction(small.centre_epsilon), plan.count_scale
+    gen = np.random.default_rng(11)
+    x = gen.lognormal(0.0, 5.0, 60) * gen.choice([-1.0, 1.0], 60)
+    st = quantile_statistics(x, plan)
+    keys, incl = _cell_rows(st, GRID)
+    frame = rank_frame(*_ranks(GRID, keys, st.counts, st.at_value, incl), GRID.size)
+
+    def reference(seed: int, block_part: Fraction) -> list[int]:
+        rng = RandomSource(seed)
+        assert len(x) + rng.discrete_laplace_int(scale.denominator, scale.numerator) \
+            < plan.split_rows  # the small split
+        centre = sample_unimodal(centre_pieces(GRID, keys, st.counts, 1.0, incl),
+                                 eps_c * block_part / 4, rng)
+        sign = sample_unimodal(sign_pieces(GRID, keys, st.counts, 1.0, incl),
+                               eps_c * (1 - block_part) / 4, rng)
+        return near_centre(frame, small.quantiles, small.rates, GRID, centre, sign, rng)
+
+    differs = False
+    for seed in range(10):
+        got, _ = draws(st, plan, RandomSource(seed))
+        assert got == reference(seed, REFERENCE_BLOCK_PART), seed
+        differs |= got != reference(seed, Fraction(3, 4))
+    assert differs
 
 
 def test_small_groups_land_near_their_data() -> None:
