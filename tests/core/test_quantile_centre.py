@@ -28,6 +28,7 @@ from dprect.core.quantile_centre import (
     centre_pieces,
     draw_near,
     levels,
+    measure_mass,
     rank_frame,
     restrict,
     sign_pieces,
@@ -315,6 +316,29 @@ def test_a_small_groups_centre_and_sign_take_the_documented_shares(
         assert got == reference(seed, REFERENCE_BLOCK_PART), seed
         differs |= got != reference(seed, Fraction(3, 4))
     assert differs
+
+
+def test_the_measures_mass_is_the_documented_one() -> None:
+    """Theorem Q″'s M_c (:func:`measure_mass`, in the rank bound T′ of a small group):
+    with the base measure's documented decay λ = 3/2 a decade and a window of 4 decades
+    (docs/privacy.md §11a, step 4), a centre at zero's block leaves every other cell two
+    decades away, so M_c = 2 + (M − 2)·e^{−2λ} ≈ 5.4·10⁶, and a decade's centre gets its
+    own block, two blocks at each level 1 … 4 and zero's two cells at level 2,
+    2·per_decade·(1 + 2·Σ e^{−λl}) + 2·e^{−2λ} ≈ 2.8·10⁵ — the largest being zero's. A
+    wrong ``DECAY`` (which the windowed draw and its law's test both read) fails here."""
+    lam, window_decades = 1.5, 4
+    zero = 2 + (GRID.size - 2) * math.exp(-2 * lam)
+    decade = 2 * GRID.per_decade * (1 + 2 * sum(math.exp(-lam * level)
+                                                for level in range(1, window_decades + 1))) \
+        + 2 * math.exp(-2 * lam)
+    assert measure_mass(GRID) == pytest.approx(zero, rel=1e-12)
+    assert 5.3e6 < zero < 5.5e6 and 2.7e5 < decade < 2.9e5
+    mid = block_count(GRID) // 2  # a positive decade far from both ends and from zero
+    lv = block_levels(GRID, mid, np.arange(block_count(GRID)))
+    sizes = np.where(np.arange(block_count(GRID)) == 0, 2.0, 2.0 * GRID.per_decade)
+    inside = lv <= window_decades
+    assert float((sizes[inside] * np.exp(-lam * lv[inside])).sum()) == \
+        pytest.approx(decade, rel=1e-12)
 
 
 def test_small_groups_land_near_their_data() -> None:
