@@ -131,9 +131,10 @@ def test_the_row_need_holds_and_is_tight_for_a_magnitude_at_four_fifths(epsilon)
     share 1/5) misses the data's magnitudes or sign with probability ≤ β, on data in two
     bins (where the bound h·e^{−ε₂n/4} is nearly tight), wide data and one-signed data;
     on 0.8·r rows it does not (P > β). A threshold computed for a median at the whole
-    ε_c (the thresholds before the sign draw: 4/5 of r), a wrong ``CENTRE_ROWS_FACTOR``,
-    ``SIGN_ROWS_FACTOR`` or ``SIGN_SHARE`` fails here (the share before, 1/4, needs
-    16/15 of r: its 0.8·r fails too)."""
+    ε_c (the thresholds before the sign draw: 4/5 of r), a wrong ``CENTRE_ROWS_FACTOR``
+    or ``SIGN_SHARE`` fails here (the share before, 1/4, needs 16/15 of r: its 0.8·r
+    fails too); at this β the magnitude's term binds, so a wrong ``SIGN_ROWS_FACTOR`` is
+    the next test's."""
     p = plan_describe(epsilon, 1)
     for tier in p.tiers[:-1]:
         r = aggregates.centre_rows_at(tier.centre_epsilon, p.beta)
@@ -149,6 +150,28 @@ def test_the_row_need_holds_and_is_tight_for_a_magnitude_at_four_fifths(epsilon)
         # the plan's least counts are that row need plus the count's error
         assert p.count_error is not None
         assert tier.min_count == math.ceil(p.count_error + r)
+
+
+def test_the_row_need_holds_and_is_tight_where_the_sign_binds():
+    """Below β = 2/h = 2^−14 the sign's term (2/ε₁)·ln(2/β) is the larger
+    (docs/privacy.md §11, the centre): at β = 10⁻⁶ it sets r(ε_c) for every split with an
+    own centre. On r one-signed rows — where the sign draw can miss: the class without
+    rows — the centre misses with probability ≤ β on the exact law, and on 0.8·r it
+    misses with more. The test above runs at the default β, where the magnitude's term
+    binds, so a wrong ``SIGN_ROWS_FACTOR`` (or the sign's ln(2/β)) is seen here only."""
+    beta = 1e-6
+    p = plan_describe(1.0, 1, beta=beta)
+    h = 1 << (11 + tail_bounds.CENTRE_BITS)
+    for tier in p.tiers[:-1]:
+        eps1 = tier.centre_epsilon / 5
+        sign = 2 / eps1 * math.log(2 / beta)
+        assert sign > 4 / (tier.centre_epsilon - eps1) * math.log(2 * h / beta)
+        r = aggregates.centre_rows_at(tier.centre_epsilon, beta)
+        assert r == math.ceil(sign)
+        gen = np.random.default_rng(7)
+        assert centre_outside(-gen.uniform(1e9, 1e9 + 3e7, r), tier.centre_epsilon) <= beta
+        assert centre_outside(-gen.uniform(1e9, 1e9 + 3e7, int(0.8 * r)),
+                              tier.centre_epsilon) > beta
 
 
 def two_bins(n: int) -> np.ndarray:

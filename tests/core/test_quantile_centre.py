@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from dprect.core import guarantee_check
+from dprect.core import guarantee_check, randomness
 from dprect.core.guarantee_check import GuaranteeCheckError, check_quantiles_plan
+from dprect.core.interior_point import sample_unimodal
 from dprect.core.quantile_centre import (
     DECAY,
     WINDOW_DECADES,
@@ -26,13 +28,19 @@ from dprect.core.quantile_centre import (
     centre_pieces,
     draw_near,
     levels,
+    measure_mass,
+    rank_frame,
     restrict,
     sign_pieces,
     sign_rows,
     signs,
     window,
 )
+from dprect.core.quantile_draws import near_centre
 from dprect.core.quantiles import (
+    _cell_rows,
+    _ranks,
+    draws,
     plan_quantiles,
     quantile_grid,
     quantile_law,
@@ -225,6 +233,112 @@ def test_rows_needed_is_stated_and_the_split_follows_the_count() -> None:
     assert plan.branch(plan.split_rows) is plan
     small = plan.branch(plan.split_rows - 1)
     assert small.centred and small.epsilon_each == plan.small_epsilon_each
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_a_cells_split_is_picked_by_its_released_count(
+        compiled: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Theorem Q's adaptive split (docs/privacy.md §11a, step 2): a cell's draws after its
+    count are those of the split its NOISY count n̂ picks, never the true n's — on
+    groups of split_rows − 1 and split_rows rows, where the noise moves many seeds across
+    the split. The reference draws the count itself, picks the split by n̂ here, and
+    draws that split's quantiles without a count from the same stream; the release's
+    rank error follows the same split. On the Python path and on the compiled one."""
+
+    if compiled:
+        jit = pytest.importorskip("dprect.core.random_jit")
+        monkeypatch.setattr(randomness, "_KERNELS", jit)
+    else:
+        monkeypatch.setattr(randomness, "_KERNELS", None)
+    plan = plan_quantiles([0.1, 0.5, 0.9], 1.0)
+    large = dataclasses.replace(plan, count_epsilon=0.0)
+    small = dataclasses.replace(plan, count_epsilon=0.0, split_rows=0,
+                                centre_epsilon=plan.small_centre_epsilon,
+                                epsilon_each=plan.small_epsilon_each)
+    assert not large.centred and small.centred and not large.counted
+    scale = plan.count_scale
+    crossed = set()
+    for n in (plan.split_rows - 1, plan.split_rows):
+        x = np.random.default_rng(n).lognormal(3, 1, n)
+        st = quantile_statistics(x, plan)
+        for seed in range(12):
+            got, noisy = draws(st, plan, RandomSource(seed))
+            ref = RandomSource(seed)
+            want_noisy = n + ref.discrete_laplace_int(scale.denominator, scale.numerator)
+            picked_small = want_noisy < plan.split_rows
+            want, none = draws(st, small if picked_small else large, ref)
+            assert none is None and (got, noisy) == (want, want_noisy), (n, seed)
+            cell = release_cell(st, plan, RandomSource(seed))
+            assert (cell.rank_error is None) is picked_small
+            crossed.add((n < plan.split_rows, picked_small))
+    # power: both splits drawn, and in both directions against the true count's
+    assert (True, False) in crossed and (False, True) in crossed
+
+
+#: the centre's block draw takes this share of a small group's ε_c, the sign the rest
+#: (docs/privacy.md §11a, step 3: "(4/5)·ε_c/4 per half row", "the other fifth"), written
+#: here again, not read from ``quantile_centre.SIGN_PART``
+REFERENCE_BLOCK_PART = Fraction(4, 5)
+
+
+def test_a_small_groups_centre_and_sign_take_the_documented_shares(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A small group's draws are, bit for bit, a reference's: its count, then the centre's
+    block at (4/5)·ε_c/4 and the sign class at (1/5)·ε_c/4 per half row (the exact sampler
+    on the rank laws), then the quantiles in that window (:func:`near_centre`), on seeds
+    of a column of both signs over many decades; a reference with the shares 3/4 and 1/4
+    differs on some seed (power). A wrong ``SIGN_PART`` — which the check, the centre's
+    row need and the laws' own tests all follow — fails here."""
+
+    monkeypatch.setattr(randomness, "_KERNELS", None)
+    plan = plan_quantiles([0.1, 0.5, 0.9], 1.0)
+    small = plan.branch(-1)
+    eps_c, scale = Fraction(small.centre_epsilon), plan.count_scale
+    gen = np.random.default_rng(11)
+    x = gen.lognormal(0.0, 5.0, 60) * gen.choice([-1.0, 1.0], 60)
+    st = quantile_statistics(x, plan)
+    keys, incl = _cell_rows(st, GRID)
+    frame = rank_frame(*_ranks(GRID, keys, st.counts, st.at_value, incl), GRID.size)
+
+    def reference(seed: int, block_part: Fraction) -> list[int]:
+        rng = RandomSource(seed)
+        assert len(x) + rng.discrete_laplace_int(scale.denominator, scale.numerator) \
+            < plan.split_rows  # the small split
+        centre = sample_unimodal(centre_pieces(GRID, keys, st.counts, 1.0, incl),
+                                 eps_c * block_part / 4, rng)
+        sign = sample_unimodal(sign_pieces(GRID, keys, st.counts, 1.0, incl),
+                               eps_c * (1 - block_part) / 4, rng)
+        return near_centre(frame, small.quantiles, small.rates, GRID, centre, sign, rng)
+
+    differs = False
+    for seed in range(10):
+        got, _ = draws(st, plan, RandomSource(seed))
+        assert got == reference(seed, REFERENCE_BLOCK_PART), seed
+        differs |= got != reference(seed, Fraction(3, 4))
+    assert differs
+
+
+def test_the_measures_mass_is_the_documented_one() -> None:
+    """Theorem Q″'s M_c (:func:`measure_mass`, in the rank bound T′ of a small group):
+    with the base measure's documented decay λ = 3/2 a decade and a window of 4 decades
+    (docs/privacy.md §11a, step 4), a centre at zero's block leaves every other cell two
+    decades away, so M_c = 2 + (M − 2)·e^{−2λ} ≈ 5.4·10⁶, and a decade's centre gets its
+    own block, two blocks at each level 1 … 4 and zero's two cells at level 2,
+    2·per_decade·(1 + 2·Σ e^{−λl}) + 2·e^{−2λ} ≈ 2.8·10⁵ — the largest being zero's. A
+    wrong ``DECAY`` (which the windowed draw and its law's test both read) fails here."""
+    lam, window_decades = 1.5, 4
+    zero = 2 + (GRID.size - 2) * math.exp(-2 * lam)
+    decade = 2 * GRID.per_decade * (1 + 2 * sum(math.exp(-lam * level)
+                                                for level in range(1, window_decades + 1))) \
+        + 2 * math.exp(-2 * lam)
+    assert measure_mass(GRID) == pytest.approx(zero, rel=1e-12)
+    assert 5.3e6 < zero < 5.5e6 and 2.7e5 < decade < 2.9e5
+    mid = block_count(GRID) // 2  # a positive decade far from both ends and from zero
+    lv = block_levels(GRID, mid, np.arange(block_count(GRID)))
+    sizes = np.where(np.arange(block_count(GRID)) == 0, 2.0, 2.0 * GRID.per_decade)
+    inside = lv <= window_decades
+    assert float((sizes[inside] * np.exp(-lam * lv[inside])).sum()) == \
+        pytest.approx(decade, rel=1e-12)
 
 
 def test_small_groups_land_near_their_data() -> None:

@@ -198,6 +198,15 @@ def test_check_rederives_and_refuses_wrong_constants(monkeypatch: pytest.MonkeyP
                                          for _ in plan.quantiles)})()
     with pytest.raises(GuaranteeCheckError):
         check_quantiles_plan(no_b)
+    # a plan without a count (no centre; the binary grid) is its m draws alone, each
+    # 2·c_j·b_j: the check re-derives the whole ε and refuses ε_each 1% too high
+    for whole in (plan_quantiles([0.1, 0.5, 0.9], 1.0, centre=False),
+                  plan_quantiles([0.1, 0.5, 0.9], 1.0, grid="binary")):
+        assert not whole.counted and whole.check is not None
+        assert 0.99 < whole.check.epsilon <= 1.0
+        with pytest.raises(GuaranteeCheckError):
+            check_quantiles_plan(dataclasses.replace(whole,
+                                                     epsilon_each=whole.epsilon_each * 1.01))
     # the check's own sensitivity constant doubled: the same plan is refused
     monkeypatch.setattr(guarantee_check, "QUANTILE_SENSITIVITY", 2)
     with pytest.raises(GuaranteeCheckError):
