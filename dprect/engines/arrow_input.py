@@ -13,7 +13,12 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from dprect.core.errors import InputDataError
-from dprect.engines.file_schemas import check_folder, spark_type_name
+from dprect.engines.file_schemas import (
+    check_folder,
+    check_types,
+    parquet_dataset,
+    spark_type_name,
+)
 from dprect.engines.input_errors import (
     EXPECTED,
     blank_csv,
@@ -45,7 +50,9 @@ def read_table(path: str | os.PathLike[str], columns: list[str], fmt: str | None
     the column, never a value (:func:`dprect.engines.input_errors.reading`: pyarrow's own
     text, which quotes rows and cells, is never shown). The files of a Parquet folder must
     agree on the columns read (:func:`dprect.engines.file_schemas.check_folder`, from their
-    footers), else the input is refused before a row is read."""
+    footers), and no column read may be of a type the Spark engine reads otherwise
+    (:func:`dprect.engines.file_schemas.check_types`: a duration, a float16, ...), else the
+    input is refused before a row is read."""
     p = Path(path)
     if not p.exists():
         raise InputDataError(f"input {str(path)!r} does not exist")
@@ -69,14 +76,13 @@ def read_table(path: str | os.PathLike[str], columns: list[str], fmt: str | None
             _check_csv_typed(table, str(path))
             table = _csv_types_as_spark(table)
         else:
-            import pyarrow.dataset as ds
-
             check_folder(path, p, fmt, columns)
-            dataset = ds.dataset(p, format="parquet", partitioning="hive")
+            dataset = parquet_dataset(p)
+            check_types(path, dataset.schema, columns)
             missing = [c for c in columns if c not in dataset.schema.names]
             if missing:
                 raise missing_columns(path, missing, dataset.schema.names)
-            table = dataset.to_table(columns=columns)
+            table = _parquet_types_as_spark(dataset.to_table(columns=columns))
     missing = [c for c in columns if c not in table.column_names]
     if missing:
         raise missing_columns(path, missing, table.column_names)
@@ -110,6 +116,18 @@ def _csv_types_as_spark(table: pa.Table) -> pa.Table:
         elif pa.types.is_timestamp(field.type) and field.type.tz is None:
             table = table.set_column(i, field.name, table.column(i).cast(
                 pa.timestamp(field.type.unit, tz="UTC")))
+    return table
+
+
+def _parquet_types_as_spark(table: pa.Table) -> pa.Table:
+    """A Parquet table's column types as Spark's Parquet reader reads them, where Arrow's
+    differ: a column of Arrow's null type (stored as INT32 with the Null annotation) as
+    int32 holding nulls — Spark reads it as int, so a label or group column of it is
+    numeric on both engines (a word as the positive label or a group value is refused
+    alike), where Arrow's null type took any."""
+    for i, field in enumerate(table.schema):
+        if pa.types.is_null(field.type):
+            table = table.set_column(i, field.name, pa.nulls(table.num_rows, pa.int32()))
     return table
 
 
