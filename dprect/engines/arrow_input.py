@@ -38,8 +38,15 @@ FORMATS = ("parquet", "csv")
 CSV_CELLS = pcsv.ConvertOptions(null_values=[""])
 
 
+#: the numpy engine's refusal of a Delta table (it reads Parquet and CSV only)
+DELTA_NEEDS_SPARK = "Delta input needs the Spark engine (--engine spark)"
+
+
 def detect_format(path: str | os.PathLike[str]) -> str:
-    """``csv`` for *.csv / *.csv.gz, ``parquet`` otherwise (files or dataset folders)."""
+    """``delta`` for a folder holding ``_delta_log`` (as the Spark engine detects it),
+    ``csv`` for *.csv / *.csv.gz, ``parquet`` otherwise (files or dataset folders)."""
+    if (Path(path) / "_delta_log").is_dir():
+        return "delta"
     name = str(path).lower()
     return "csv" if name.endswith((".csv", ".csv.gz")) else "parquet"
 
@@ -57,6 +64,9 @@ def read_table(path: str | os.PathLike[str], columns: list[str], fmt: str | None
     if not p.exists():
         raise InputDataError(f"input {str(path)!r} does not exist")
     fmt = fmt or detect_format(p)
+    if fmt == "delta":  # its folder's Parquet files include those its log removed
+        raise InputDataError(f"input {str(path)!r} is a Delta table (it holds a _delta_log "
+                             f"folder): {DELTA_NEEDS_SPARK}")
     if fmt not in FORMATS:
         raise InputDataError(f"unknown input format {fmt!r}; use one of {FORMATS}")
     # a single file read as Parquet by default (its name does not end in .csv) may be a
