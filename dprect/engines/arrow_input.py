@@ -16,6 +16,7 @@ from dprect.core.errors import InputDataError
 from dprect.engines.file_schemas import (
     check_folder,
     check_types,
+    footer_schema,
     parquet_dataset,
     spark_type_name,
 )
@@ -92,7 +93,9 @@ def read_table(path: str | os.PathLike[str], columns: list[str], fmt: str | None
             missing = [c for c in columns if c not in dataset.schema.names]
             if missing:
                 raise missing_columns(path, missing, dataset.schema.names)
-            table = _parquet_types_as_spark(dataset.to_table(columns=columns))
+            table = _parquet_types_as_spark(dataset.to_table(columns=columns),
+                                            footer_schema(Path(dataset.files[0]))
+                                            if dataset.files else None)
     missing = [c for c in columns if c not in table.column_names]
     if missing:
         raise missing_columns(path, missing, table.column_names)
@@ -129,15 +132,22 @@ def _csv_types_as_spark(table: pa.Table) -> pa.Table:
     return table
 
 
-def _parquet_types_as_spark(table: pa.Table) -> pa.Table:
+def _parquet_types_as_spark(table: pa.Table, footer: pa.Schema | None) -> pa.Table:
     """A Parquet table's column types as Spark's Parquet reader reads them, where Arrow's
     differ: a column of Arrow's null type (stored as INT32 with the Null annotation) as
     int32 holding nulls — Spark reads it as int, so a label or group column of it is
     numeric on both engines (a word as the positive label or a group value is refused
-    alike), where Arrow's null type took any."""
+    alike), where Arrow's null type took any; a legacy INT96 timestamp as one in UTC, as
+    ``footer`` (:func:`~dprect.engines.file_schemas.footer_schema`, one file's) types it
+    (a refusal names it ``timestamp`` on both engines, not ``timestamp_ntz``)."""
     for i, field in enumerate(table.schema):
         if pa.types.is_null(field.type):
             table = table.set_column(i, field.name, pa.nulls(table.num_rows, pa.int32()))
+        elif (footer is not None and field.name in footer.names
+              and pa.types.is_timestamp(field.type)
+              and footer.field(field.name).type.tz is not None and field.type.tz is None):
+            table = table.set_column(i, field.name, table.column(i).cast(
+                footer.field(field.name).type))
     return table
 
 

@@ -173,11 +173,19 @@ def check_types(path: str | os.PathLike[str], schema: Any, columns: Sequence[str
 
 
 def footer_schema(file: Path) -> Any:
-    """The Arrow schema of a Parquet file's footer, an INT96 timestamp read in
-    :data:`INT96_UNIT` (as the numpy engine's dataset reads it: :func:`parquet_dataset`)."""
+    """The Arrow schema of a Parquet file's footer as Spark types its columns where
+    Arrow's reading differs: a legacy INT96 timestamp as a timestamp in UTC, in
+    :data:`INT96_UNIT` (Spark reads INT96 as ``timestamp``, Arrow as nanoseconds without
+    a zone)."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    return pq.ParquetFile(file, coerce_int96_timestamp_unit=INT96_UNIT).schema_arrow
+    footer = pq.ParquetFile(file, coerce_int96_timestamp_unit=INT96_UNIT)
+    legacy = {footer.schema.column(i).path for i in range(len(footer.schema))
+              if footer.schema.column(i).physical_type == "INT96"}
+    schema = footer.schema_arrow
+    return pa.schema([f.with_type(pa.timestamp(INT96_UNIT, tz="UTC")) if f.name in legacy
+                      else f for f in schema], metadata=schema.metadata)
 
 
 def parquet_dataset(local: Path) -> Any:

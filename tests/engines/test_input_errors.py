@@ -173,14 +173,15 @@ def test_types_the_engines_would_read_otherwise() -> None:
 def test_a_legacy_int96_timestamp_is_no_nanosecond_timestamp(tmp_path: Path) -> None:
     """Arrow reads Parquet's INT96 timestamps (old Spark and Impala files, which Spark
     reads) as nanoseconds unless told otherwise: the footer is read with them in
-    microseconds, so such a column is not refused as one Spark cannot read."""
+    microseconds and, as Spark reads INT96, in UTC: such a column is not refused as one
+    Spark cannot read, and is a ``timestamp`` (not ``timestamp_ntz``) on both engines."""
     import datetime as dt
 
     path = tmp_path / "t.parquet"
     pq.write_table(pa.table({"t": [dt.datetime(2024, 5, 1)], "x": [1.0]}), path,
                    use_deprecated_int96_timestamps=True)
     schema = footer_schema(path)
-    assert schema.field("t").type == pa.timestamp("us")
+    assert schema.field("t").type == pa.timestamp("us", tz="UTC")
     check_types(path, schema, ["t", "x"])  # not refused here
     with pytest.raises(InputDataError, match="of type timestamp\\[ns\\], which Spark"):
         check_types(path, pa.schema([("t", pa.timestamp("ns"))]), ["t"])

@@ -28,11 +28,13 @@ DAY = dt.date(2024, 5, 1)
 NOON = dt.datetime(2024, 5, 1, 12)
 
 
-def _parquet(column: pa.Array) -> Callable[[Path], Path]:
-    """A Parquet file of column ``x`` (``column``), numbers ``z`` and labels ``y``."""
+def _parquet(column: pa.Array, int96: bool = False) -> Callable[[Path], Path]:
+    """A Parquet file of column ``x`` (``column``), numbers ``z`` and labels ``y``
+    (timestamps stored as legacy INT96 if ``int96``)."""
     def write(folder: Path) -> Path:
         path = folder / "t.parquet"
-        pq.write_table(pa.table({"x": column, "z": [1.0, 2.0], "y": [1, 0]}), path)
+        pq.write_table(pa.table({"x": column, "z": [1.0, 2.0], "y": [1, 0]}), path,
+                       use_deprecated_int96_timestamps=int96)
         return path
     return write
 
@@ -125,6 +127,8 @@ CASES = {
     "parquet-float16": (_parquet(HALF), _describe("x")),
     "parquet-list-of-float16": (_parquet(pa.array([[1.0], [2.0]], pa.list_(pa.float16()))),
                                 _fit("z", "x")),
+    # a legacy INT96 timestamp is a timestamp (in UTC) to Spark, not a timestamp_ntz
+    "parquet-int96": (_parquet(NANOS, int96=True), _fit("z,x")),
     # Arrow's null type is an int column of nulls to Spark: a word is no group value
     "parquet-null-group": (_parquet(NULLS),
                            _aggregate("z", "--group-by", "x", "--groups", "a,b")),
