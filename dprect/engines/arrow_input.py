@@ -13,7 +13,13 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from dprect.core.errors import InputDataError
-from dprect.engines.file_schemas import check_folder, spark_type_name
+from dprect.engines.file_schemas import (
+    check_folder,
+    check_types,
+    footer_schema,
+    parquet_dataset,
+    spark_type_name,
+)
 from dprect.engines.input_errors import (
     EXPECTED,
     blank_csv,
@@ -35,8 +41,15 @@ FORMATS = ("parquet", "csv")
 CSV_CELLS = pcsv.ConvertOptions(null_values=[""], strings_can_be_null=True)
 
 
+#: the numpy engine's refusal of a Delta table (it reads Parquet and CSV only)
+DELTA_NEEDS_SPARK = "Delta input needs the Spark engine (--engine spark)"
+
+
 def detect_format(path: str | os.PathLike[str]) -> str:
-    """``csv`` for *.csv / *.csv.gz, ``parquet`` otherwise (files or dataset folders)."""
+    """``delta`` for a folder holding ``_delta_log`` (as the Spark engine detects it),
+    ``csv`` for *.csv / *.csv.gz, ``parquet`` otherwise (files or dataset folders)."""
+    if (Path(path) / "_delta_log").is_dir():
+        return "delta"
     name = str(path).lower()
     return "csv" if name.endswith((".csv", ".csv.gz")) else "parquet"
 
@@ -47,11 +60,16 @@ def read_table(path: str | os.PathLike[str], columns: list[str], fmt: str | None
     the column, never a value (:func:`dprect.engines.input_errors.reading`: pyarrow's own
     text, which quotes rows and cells, is never shown). The files of a Parquet folder must
     agree on the columns read (:func:`dprect.engines.file_schemas.check_folder`, from their
-    footers), else the input is refused before a row is read."""
+    footers), and no column read may be of a type the Spark engine reads otherwise
+    (:func:`dprect.engines.file_schemas.check_types`: a duration, a float16, ...), else the
+    input is refused before a row is read."""
     p = Path(path)
     if not p.exists():
         raise InputDataError(f"input {str(path)!r} does not exist")
     fmt = fmt or detect_format(p)
+    if fmt == "delta":  # its folder's Parquet files include those its log removed
+        raise InputDataError(f"input {str(path)!r} is a Delta table (it holds a _delta_log "
+                             f"folder): {DELTA_NEEDS_SPARK}")
     if fmt not in FORMATS:
         raise InputDataError(f"unknown input format {fmt!r}; use one of {FORMATS}")
     # a single file read as Parquet by default (its name does not end in .csv) may be a
@@ -71,14 +89,15 @@ def read_table(path: str | os.PathLike[str], columns: list[str], fmt: str | None
             _check_csv_typed(table, str(path))
             table = _csv_types_as_spark(table)
         else:
-            import pyarrow.dataset as ds
-
             check_folder(path, p, fmt, columns)
-            dataset = ds.dataset(p, format="parquet", partitioning="hive")
+            dataset = parquet_dataset(p)
+            check_types(path, dataset.schema, columns)
             missing = [c for c in columns if c not in dataset.schema.names]
             if missing:
                 raise missing_columns(path, missing, dataset.schema.names)
-            table = dataset.to_table(columns=columns)
+            table = _parquet_types_as_spark(dataset.to_table(columns=columns),
+                                            footer_schema(Path(dataset.files[0]))
+                                            if dataset.files else None)
     missing = [c for c in columns if c not in table.column_names]
     if missing:
         raise missing_columns(path, missing, table.column_names)
@@ -112,6 +131,25 @@ def _csv_types_as_spark(table: pa.Table) -> pa.Table:
         elif pa.types.is_timestamp(field.type) and field.type.tz is None:
             table = table.set_column(i, field.name, table.column(i).cast(
                 pa.timestamp(field.type.unit, tz="UTC")))
+    return table
+
+
+def _parquet_types_as_spark(table: pa.Table, footer: pa.Schema | None) -> pa.Table:
+    """A Parquet table's column types as Spark's Parquet reader reads them, where Arrow's
+    differ: a column of Arrow's null type (stored as INT32 with the Null annotation) as
+    int32 holding nulls — Spark reads it as int, so a label or group column of it is
+    numeric on both engines (a word as the positive label or a group value is refused
+    alike), where Arrow's null type took any; a legacy INT96 timestamp as one in UTC, as
+    ``footer`` (:func:`~dprect.engines.file_schemas.footer_schema`, one file's) types it
+    (a refusal names it ``timestamp`` on both engines, not ``timestamp_ntz``)."""
+    for i, field in enumerate(table.schema):
+        if pa.types.is_null(field.type):
+            table = table.set_column(i, field.name, pa.nulls(table.num_rows, pa.int32()))
+        elif (footer is not None and field.name in footer.names
+              and pa.types.is_timestamp(field.type)
+              and footer.field(field.name).type.tz is not None and field.type.tz is None):
+            table = table.set_column(i, field.name, table.column(i).cast(
+                footer.field(field.name).type))
     return table
 
 

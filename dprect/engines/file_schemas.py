@@ -105,6 +105,107 @@ def spark_type_name(data_type: Any) -> str:
     return str(t)
 
 
+#: the most digits of a decimal Spark holds (its ``DecimalType.MAX_PRECISION``)
+SPARK_DECIMAL_DIGITS = 38
+#: how the numpy engine's dataset and :func:`footer_schema` read a Parquet footer: a legacy
+#: INT96 timestamp (Spark's and Impala's old files, which Spark reads) as microseconds, so
+#: that a ``timestamp[ns]`` is only a column stored in nanoseconds (which Spark cannot read)
+INT96_UNIT = "us"
+
+
+def spark_unreadable(data_type: Any) -> str | None:
+    """What to store instead, when Spark's Parquet reader cannot read a column of this
+    Arrow type (a file holding one fails to open there, used or not): float16, a timestamp
+    stored in nanoseconds (pandas' default), a time of day, a decimal of more than
+    :data:`SPARK_DECIMAL_DIGITS` digits, or a list, map or struct holding one. None when
+    it reads it."""
+    import pyarrow as pa
+
+    types = pa.types
+    t = data_type.value_type if types.is_dictionary(data_type) else data_type
+    if types.is_float16(t):
+        return "store it as float32 or double"
+    if types.is_timestamp(t) and t.unit == "ns":
+        return "store it in microseconds (timestamp[us]), or as a number"
+    if types.is_time(t):
+        return "store it as a number (such as seconds since midnight)"
+    if types.is_decimal(t) and t.precision > SPARK_DECIMAL_DIGITS:
+        return (f"store it as a double or a decimal of at most {SPARK_DECIMAL_DIGITS} "
+                "digits")
+    children = ([t.field(i).type for i in range(t.num_fields)]
+                if types.is_nested(t) else [])
+    if any(spark_unreadable(c) is not None for c in children):
+        return "store it without the types Spark cannot read, or leave it out of the run"
+    return None
+
+
+def unlike_type(data_type: Any) -> str | None:
+    """Why the two engines would not read a Parquet column of this Arrow type alike, as a
+    refusal's words (None: they do). A duration is stored as int64 with its unit in Arrow's
+    schema metadata only, so Spark's reader reads it as bigint, a number without its unit,
+    where Arrow's is a duration; a type of :func:`spark_unreadable` Spark reads not at all."""
+    import pyarrow as pa
+
+    t = data_type.value_type if pa.types.is_dictionary(data_type) else data_type
+    if pa.types.is_duration(t):
+        return ("which Spark's Parquet reader reads as bigint, without its unit: store it "
+                "as a number (an integer or a double in a unit you name)")
+    fix = spark_unreadable(t)
+    return None if fix is None else f"which Spark's Parquet reader cannot read: {fix}"
+
+
+def check_types(path: str | os.PathLike[str], schema: Any, columns: Sequence[str]) -> None:
+    """Refuse a run that reads a column of a Parquet input ``path`` (its Arrow ``schema``,
+    from a footer) whose type the engines do not read alike (:func:`unlike_type`), on
+    either engine, in one line naming the column and its type (Arrow's name: Spark has
+    none for it): whatever the column's use (a feature, a column to aggregate, a label, a
+    group column), before a row is read. Columns the run does not read may be of any
+    type (the Spark engine leaves them out of its read: :func:`readable_schema`)."""
+    from dprect.engines.input_errors import type_not_read
+
+    for name in columns:
+        if name in schema.names:
+            data_type = schema.field(name).type
+            why = unlike_type(data_type)
+            if why is not None:  # Arrow's name, but float16's common one
+                raise type_not_read(path, name, str(data_type).replace("halffloat",
+                                                                        "float16"), why)
+
+
+def footer_schema(file: Path) -> Any:
+    """The Arrow schema of a Parquet file's footer as Spark types its columns where
+    Arrow's reading differs: a legacy INT96 timestamp as a timestamp in UTC, in
+    :data:`INT96_UNIT` (Spark reads INT96 as ``timestamp``, Arrow as nanoseconds without
+    a zone)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    footer = pq.ParquetFile(file, coerce_int96_timestamp_unit=INT96_UNIT)
+    legacy = {footer.schema.column(i).path for i in range(len(footer.schema))
+              if footer.schema.column(i).physical_type == "INT96"}
+    schema = footer.schema_arrow
+    return pa.schema([f.with_type(pa.timestamp(INT96_UNIT, tz="UTC")) if f.name in legacy
+                      else f for f in schema], metadata=schema.metadata)
+
+
+def parquet_dataset(local: Path) -> Any:
+    """A local Parquet file or folder as the numpy engine reads it: a pyarrow dataset with
+    Hive partitions, an INT96 timestamp read in :data:`INT96_UNIT`."""
+    import pyarrow.dataset as ds
+
+    return ds.dataset(local, partitioning="hive",
+                      format=ds.ParquetFileFormat(coerce_int96_timestamp_unit=INT96_UNIT))
+
+
+def readable_schema(schema: Any) -> Any:
+    """``schema`` without the columns Spark's Parquet reader cannot read
+    (:func:`spark_unreadable`); None when it reads every one."""
+    import pyarrow as pa
+
+    kept = [f for f in schema if spark_unreadable(f.type) is None]
+    return None if len(kept) == len(schema) else pa.schema(kept)
+
+
 #: what to do about a file of a Parquet folder that is not Parquet (:func:`folder_schemas`)
 NOT_IN_FOLDER = ("every data file of a Parquet folder must be Parquet: move this one out "
                  "of the folder, or start its name with _ or . (such files are skipped)")
@@ -202,6 +303,8 @@ def check_folder(path: str | os.PathLike[str], local: Path, fmt: str,
         check_agreement(os.fspath(path), schemas, columns)
 
 
-__all__ = ["NOT_IN_FOLDER", "FileSchema", "check_agreement", "check_folder", "check_readable",
-           "csv_header", "data_files", "folder_schemas", "parquet_schema", "spark_type_name",
-           "type_text"]
+__all__ = ["INT96_UNIT", "NOT_IN_FOLDER", "SPARK_DECIMAL_DIGITS", "FileSchema",
+           "check_agreement", "check_folder", "check_readable", "check_types", "csv_header",
+           "data_files", "folder_schemas", "footer_schema", "parquet_dataset",
+           "parquet_schema", "readable_schema", "spark_type_name", "spark_unreadable",
+           "type_text", "unlike_type"]

@@ -208,10 +208,10 @@ def read_group_column(source: Source, progress: Callable[[str], None]
                       ) -> tuple[list[np.ndarray], Any, str]:
     """The table of :func:`read_grouped` before any group list: the columns as float64,
     the group column (None without one) and its kind from its type."""
-    from dprect.engines.arrow_input import numeric_column, read_table
+    from dprect.engines.arrow_input import DELTA_NEEDS_SPARK, numeric_column, read_table
 
     if source.format == "delta":
-        raise ParameterError("Delta input needs the Spark engine (--engine spark)")
+        raise ParameterError(DELTA_NEEDS_SPARK)
     if (source.where, source.version, source.timestamp) != (None, None, None):
         raise ParameterError("a row filter or a Delta snapshot needs the Spark engine "
                              "(--engine spark)")

@@ -119,6 +119,16 @@ def not_label_kind(role: str, name: str, type_text: str) -> InputDataError:
                           f"strings, but its type is {type_text}")
 
 
+def type_not_read(path: str | os.PathLike[str], name: str, type_text: str, why: str
+                  ) -> InputDataError:
+    """A column read whose type the engines do not read alike (a duration, a type Spark's
+    Parquet reader cannot read), on either engine, whatever its use: names the input, the
+    column, its type and ``why`` with what to do (schema only)."""
+    return InputDataError(f"column {name!r} of input {os.fspath(path)!r} is of type "
+                          f"{type_text}, {why}; a column the run does not read may keep "
+                          "any type")
+
+
 def csv_empty(path: str | os.PathLike[str]) -> InputDataError:
     """A CSV file with no header row (no bytes, or only line ends), on either engine."""
     return InputDataError(f"cannot read {os.fspath(path)!r} as csv: the file is empty (no "
@@ -166,4 +176,5 @@ def reading(path: str | os.PathLike[str], fmt: str,
 __all__ = ["BLANK_BYTES", "EXPECTED", "LISTED_NAMES", "NAME_CHARS", "PARQUET_MAGIC",
            "SHOWN_COLUMNS", "WITHHELD",
            "blank_csv", "column_names", "csv_empty", "csv_without_rows", "input_error",
-           "missing_columns", "not_label_kind", "not_numeric", "reading", "starts_as_parquet"]
+           "missing_columns", "not_label_kind", "not_numeric", "reading", "starts_as_parquet",
+           "type_not_read"]

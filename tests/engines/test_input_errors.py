@@ -14,11 +14,15 @@ import pytest
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.engines.file_schemas import (
     check_agreement,
+    check_types,
     csv_header,
     data_files,
     folder_schemas,
+    footer_schema,
     spark_type_name,
+    spark_unreadable,
     type_text,
+    unlike_type,
 )
 from dprect.engines.input_errors import (
     LISTED_NAMES,
@@ -146,3 +150,38 @@ def test_a_damaged_file_is_named_without_its_bytes(tmp_path: Path) -> None:
     with pytest.raises(InputDataError) as caught:
         folder_schemas(tmp_path, "parquet")
     assert SECRET not in str(caught.value) and "a.parquet' as parquet" in str(caught.value)
+
+
+def test_types_the_engines_would_read_otherwise() -> None:
+    """A duration (Spark: bigint, no unit) and the types Spark's Parquet reader cannot
+    read, nested ones too, are named; every type both engines read alike is not."""
+    unlike = [pa.duration("us"), pa.float16(), pa.timestamp("ns"),
+              pa.timestamp("ns", tz="UTC"), pa.time32("ms"), pa.time64("ns"),
+              pa.decimal256(40, 2), pa.list_(pa.float16()),
+              pa.struct([("a", pa.int64()), ("b", pa.time64("us"))]),
+              pa.map_(pa.string(), pa.timestamp("ns")),
+              pa.dictionary(pa.int32(), pa.float16())]
+    alike = [pa.float32(), pa.timestamp("us"), pa.timestamp("ms", tz="UTC"), pa.date32(),
+             pa.decimal128(38, 2), pa.decimal256(20, 2), pa.uint64(), pa.null(),
+             pa.list_(pa.int64()), pa.large_binary(), pa.binary(3),
+             pa.map_(pa.string(), pa.int32()), pa.dictionary(pa.int32(), pa.string())]
+    assert [t for t in unlike if unlike_type(t) is None] == []
+    assert [t for t in alike if unlike_type(t) is not None] == []
+    assert spark_unreadable(pa.duration("s")) is None  # read, as a bigint
+
+
+def test_a_legacy_int96_timestamp_is_no_nanosecond_timestamp(tmp_path: Path) -> None:
+    """Arrow reads Parquet's INT96 timestamps (old Spark and Impala files, which Spark
+    reads) as nanoseconds unless told otherwise: the footer is read with them in
+    microseconds and, as Spark reads INT96, in UTC: such a column is not refused as one
+    Spark cannot read, and is a ``timestamp`` (not ``timestamp_ntz``) on both engines."""
+    import datetime as dt
+
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"t": [dt.datetime(2024, 5, 1)], "x": [1.0]}), path,
+                   use_deprecated_int96_timestamps=True)
+    schema = footer_schema(path)
+    assert schema.field("t").type == pa.timestamp("us", tz="UTC")
+    check_types(path, schema, ["t", "x"])  # not refused here
+    with pytest.raises(InputDataError, match="of type timestamp\\[ns\\], which Spark"):
+        check_types(path, pa.schema([("t", pa.timestamp("ns"))]), ["t"])

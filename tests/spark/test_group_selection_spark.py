@@ -80,3 +80,36 @@ def test_the_same_keys_and_release_on_both_engines_for_a_seed(
     assert 20 < len(kept) < 78  # some keys of few rows dropped, the large ones kept
     assert kept[:len(listed)] == list(listed)  # every listed group, first
     assert len(set(kept)) == len(kept)
+
+
+def test_a_selection_that_keeps_no_key_is_an_ordinary_run_on_both_engines(
+        spark, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Whether a key passes the threshold depends on the data: a selection that keeps
+    none (keys of one row each; a group column of Arrow's null type, no key at all) is an
+    ordinary run, charged, with the same result for a seed on both engines — Spark's pass
+    refused it after the reservation ("a group column needs the public list of group
+    values"), a refusal that depended on the rows."""
+    from dprect.release.ledger import Ledger
+
+    ledger = tmp_path / "ledger"
+    assert run(["budget", "init", "--ledger", str(ledger)], capsys)[0] == 0
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"z": np.linspace(0, 1, 30), "k": pa.array(range(30)),
+                             "none": pa.nulls(30)}), path)
+    for group in ("k", "none"):
+        results = {}
+        for engine in ("numpy", "spark"):
+            out = tmp_path / f"{group}-{engine}.json"
+            dataset = f"{group}-{engine}"
+            code, _, err = run(["aggregate", "--input", str(path), "--columns", "z",
+                                "--statistics", "count,mean", "--epsilon", "1",
+                                "--group-by", group, "--select-groups",
+                                "--selection-epsilon", "0.5", "--selection-delta", "1e-9",
+                                "--engine", engine, "--output", str(out), "--seed", "5",
+                                "--quiet", "--ledger", str(ledger), "--dataset", dataset],
+                               capsys)
+            assert code == 0, (group, engine, err)
+            results[engine] = json.loads(out.read_text())
+            assert len(Ledger(str(ledger)).events(dataset)) > 0  # charged, as any run
+        assert results["numpy"]["group_selection"]["groups_kept"] == 0
+        assert results["spark"] == results["numpy"], group

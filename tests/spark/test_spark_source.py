@@ -204,21 +204,42 @@ def test_a_bad_file_found_when_the_rows_are_read_is_an_input_error(spark, tmp_pa
     assert "FAILED_READ_FILE" in message and "found [" not in message, message
 
 
-def test_a_float16_column_is_named_as_a_type_spark_cannot_read(spark, tmp_path):
-    """Spark's Parquet reader reads no float16 (halffloat) column, used or not: the
-    refusal names the column and its type and what to do — not "not a Parquet file, or
-    damaged; fix: check the row filter" (the numpy engine reads such a column)."""
+def test_a_type_spark_cannot_read_is_named_where_no_footer_is_read_first(spark, tmp_path):
+    """Spark's Parquet reader reads no float16 (halffloat) column, used or not. A local
+    file or folder has its footer read first (an unused such column is left out of
+    Spark's read); a glob pattern (or a remote path) is read by Spark alone, whose
+    refusal names the type's error and what to do — not "not a Parquet file, or damaged;
+    fix: check the row filter"."""
     import numpy as np
 
     path = tmp_path / "h.parquet"
     pq.write_table(pa.table({"x": [1.0, 2.0], "h": np.array([1, 2], np.float16)}), path)
+    assert read_source(spark, path, columns=["x"]).columns == ["x"]
     with pytest.raises(InputDataError) as caught:
-        read_source(spark, path, columns=["x"])
+        read_source(spark, str(tmp_path / "h.*"), columns=["x"])
     message = str(caught.value)
     assert ("it holds a column of a Parquet type Spark cannot read (Spark error "
             "PARQUET_TYPE_ILLEGAL") in message
-    assert "such as float16 column(s) 'h': store such a column as float32" in message
+    assert "such as float16" in message and "store such a column as another type" in message
     assert "damaged" not in message and "row filter" not in message
+
+
+def test_a_row_filter_reads_the_columns_spark_can_read_beside_one_it_cannot(spark, tmp_path):
+    """An input holding a column Spark's reader cannot read (a timestamp in nanoseconds,
+    pandas' default), unused, is read with the schema of its other columns: a row filter
+    on any of them, a partition column included, resolves and filters."""
+    import datetime as dt
+
+    folder = tmp_path / "t"
+    for part in (1, 2):
+        (folder / f"k={part}").mkdir(parents=True)
+        pq.write_table(pa.table({
+            "x": [0.5, 1.5, 2.5], "s": ["a", "b", "a"],
+            "ts": pa.array([dt.datetime(2024, 5, 1)] * 3, pa.timestamp("ns"))}),
+            folder / f"k={part}" / "part-0.parquet")
+    df = read_source(spark, folder, columns=["x"], where="s = 'a' AND k = 2")
+    assert df.columns == ["x", "s", "k"]
+    assert sorted(r["x"] for r in df.collect()) == [0.5, 2.5]
 
 
 def test_header_only_csv_says_its_columns_have_no_type(spark, tmp_path):

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 from pyspark.sql import DataFrame, SparkSession
 
 from dprect.core.errors import InputDataError, ParameterError
@@ -22,7 +23,7 @@ from dprect.core.randomness import RandomSource
 from dprect.core.request import Source
 from dprect.core.statistic import GroupedStatistics, Mechanism, StatisticsSpec
 from dprect.engines.bounds_input import add_key_counts, listed_keys, resolve_groups
-from dprect.engines.grouped import draw_statistics
+from dprect.engines.grouped import draw_statistics, grouped_statistics
 from dprect.engines.prepared import PreparedRun
 from dprect.engines.spark.checks import integral_type
 from dprect.engines.spark.executor_draws import draw_in_executors, executor_route
@@ -45,7 +46,13 @@ class SparkGroupedPrepared(PreparedRun):
 
     def statistics(self, groups: list[str] | None = None) -> GroupedStatistics:
         """The one pass, for the listed groups or ``groups`` (the keys a private selection
-        kept)."""
+        kept). A selection that kept no key (and no group listed) has no cell: the numpy
+        engine's statistics of no group, with no Spark job — the pass has no group to
+        lay its cells out by."""
+        if groups is not None and not groups:
+            empty = [np.empty(0)] * len(self.source.columns)
+            return grouped_statistics(repeated(empty, self.spec), np.empty(0, np.int32), 0,
+                                      self.spec)
         return spark_statistics(self.df, repeated(self.source.columns, self.spec), self.spec,
                                 group_by=self.source.group_by,
                                 groups=self.groups if groups is None else groups)

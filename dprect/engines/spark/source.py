@@ -51,14 +51,18 @@ from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.extras import require
 from dprect.core.request import Source, check_snapshot
 from dprect.engines.file_schemas import (
+    SPARK_DECIMAL_DIGITS,
     FileSchema,
     check_agreement,
     check_folder,
     check_readable,
+    check_types,
+    data_files,
+    footer_schema,
+    readable_schema,
 )
 from dprect.engines.input_errors import (
     EXPECTED,
-    column_names,
     csv_empty,
     csv_without_rows,
     input_error,
@@ -95,6 +99,12 @@ TEXT_KEPT = (
 TEXT_KEPT_FOR_OWN_EXPRESSION = ("PARSE_SYNTAX_ERROR", "DATATYPE_MISMATCH", "WRONG_NUM_ARGS")
 #: Every other error (casts, arithmetic, ``raise_error``, unreadable files, Python worker
 #: failures, ...) runs on rows and can quote one: only its condition is shown.
+
+#: Spark errors about a Parquet column type its reader cannot read (the file is not
+#: damaged), met where the input's footer is not read here first (:func:`_declared_schema`:
+#: a remote or globbed input)
+UNREADABLE_TYPES = ("PARQUET_TYPE_ILLEGAL", "UNSUPPORTED_TIME_TYPE",
+                    "DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION")
 
 #: what to do, by condition prefix (the first match wins)
 _FIXES = (
@@ -379,9 +389,13 @@ def read_source(spark: SparkSession, path: str | os.PathLike[str], *,
             check_folder(text, _local_path(text), fmt, columns)
         elif columns and not globbed and fmt == "parquet":
             check_agreement(text, _hadoop_parquet_schemas(spark, text, columns), columns)
+        declared = (_declared_schema(spark, text, columns)
+                    if fmt == "parquet" and not globbed and _is_local(text) else None)
         try:
             if fmt == "csv":
                 df = spark.read.csv(text, header=True, inferSchema=True)
+            elif declared is not None:
+                df = spark.read.schema(declared).parquet(text)
             else:
                 df = spark.read.parquet(text)
         except SPARK_ERRORS as exc:
@@ -465,6 +479,51 @@ def _parquet_type_text(field: Any) -> str:
     return text if logical is None else f"{text} ({logical.toString()})"
 
 
+def _declared_schema(spark: SparkSession, path: str, columns: Sequence[str]
+                     ) -> StructType | None:
+    """How a local Parquet input is read: from one data file's footer (no row), a column
+    read of a type the engines do not read alike is refused
+    (:func:`dprect.engines.file_schemas.check_types`, the numpy engine's check), and when
+    the input holds columns Spark's reader cannot read (float16, a timestamp in
+    nanoseconds: :func:`~dprect.engines.file_schemas.spark_unreadable`), none of them
+    read, the schema Spark reads it with: every other column, typed as Spark types it
+    (:func:`_spark_schema`), so the unread ones are skipped as the numpy engine skips them.
+    None: Spark infers the schema itself (no such column, or a footer that cannot be
+    read here — Spark's read then says why)."""
+    import pyarrow as pa
+
+    local = _local_path(path)
+    file = local if local.is_file() else next(iter(data_files(local)), None)
+    if file is None:
+        return None
+    try:
+        schema = footer_schema(file)
+    except (pa.ArrowException, OSError, ValueError):
+        return None
+    check_types(path, schema, columns)
+    kept = readable_schema(schema)
+    return None if kept is None else _spark_schema(spark, kept)
+
+
+def _spark_schema(spark: SparkSession, schema: Any) -> StructType | None:
+    """The Spark schema of a Parquet file of the Arrow ``schema``, as Spark's reader
+    types it: an empty file of that schema is written to a temporary folder and its
+    schema read by Spark (its footer; no row, no job), so each column keeps the type
+    Spark gives it in the input. None when Spark cannot read that file (a Spark Connect
+    server on another machine)."""
+    import tempfile
+
+    import pyarrow.parquet as pq
+
+    with tempfile.TemporaryDirectory(prefix="dprect-schema-") as folder:
+        file = os.path.join(folder, "schema.parquet")
+        pq.write_table(schema.empty_table(), file)
+        try:
+            return spark.read.parquet(file).schema
+        except SPARK_ERRORS:
+            return None
+
+
 def _check_data_files(df: DataFrame, path: str) -> None:
     """Every data file of a local Delta snapshot (``df.inputFiles()``: from its log, no
     row read) has a readable Parquet footer (:func:`dprect.engines.file_schemas.check_readable`),
@@ -484,11 +543,12 @@ def read_error(path: str, fmt: str, exc: BaseException) -> InputDataError:
     info = spark_error_info(exc)
     if info.text:  # an analysis error about the schema or the path (TEXT_KEPT)
         return input_error(path, fmt, problem=info.text)
-    if _matches(info.condition, ("PARQUET_TYPE_ILLEGAL",)):  # a type, not a damaged file
+    if _matches(info.condition, UNREADABLE_TYPES):  # a type, not a damaged file
         return input_error(path, fmt, problem=(
-            f"it holds a column of a Parquet type Spark cannot read ({spark_problem(info)})"
-            f"{_half_floats(path)}: store such a column as float32 or double, or read the "
-            "table with the numpy engine (--engine numpy)"))
+            f"it holds a column of a Parquet type Spark cannot read ({spark_problem(info)}), "
+            "such as float16, a timestamp stored in nanoseconds, a time of day or a decimal "
+            f"of more than {SPARK_DECIMAL_DIGITS} digits: store such a column as another "
+            "type (float32 or double, a timestamp in microseconds, a number)"))
     hint = f"; fix: {spark_fix(info.condition, info.grpc_status)}"
     if fmt == "parquet" and _matches(info.condition, ("FAILED_READ_FILE",)):
         hint = ("; a CSV file needs the csv format (--format csv, or format: csv in a "
@@ -496,24 +556,6 @@ def read_error(path: str, fmt: str, exc: BaseException) -> InputDataError:
                 else "; give its format (parquet, csv or delta)")
     return input_error(path, fmt, problem=f"{EXPECTED.get(fmt, 'it cannot be read')} "
                                           f"({spark_problem(info)}){hint}")
-
-
-def _half_floats(path: str) -> str:
-    """The float16 (halffloat) columns of a local Parquet input, from its schema (one
-    footer, no row), as a message's words (" (float16 column(s) 'h')"); "" when there are
-    none or the schema cannot be read here. Spark's Parquet reader reads no such column,
-    used or not, and its error does not name it."""
-    if not _is_local(path):
-        return ""
-    try:
-        import pyarrow as pa
-        import pyarrow.dataset as ds
-
-        schema = ds.dataset(_local_path(path), format="parquet").schema
-    except Exception:  # the refusal says what Spark said without the names
-        return ""
-    half = [f.name for f in schema if pa.types.is_float16(f.type)]
-    return f", such as float16 column(s) {column_names(half)}" if half else ""
 
 
 def _check_csv_typed(df: DataFrame, path: str) -> None:
