@@ -97,10 +97,17 @@ def missing_columns(path: str | os.PathLike[str] | None, missing: Sequence[str],
                     present: Sequence[str]) -> InputDataError:
     """Columns a run reads that the input lacks, on either engine: names the input's path
     (``None``: a table passed in, not read from a path — "the input"), the ``missing``
-    names and the ``present`` ones (:func:`column_names`, schema only)."""
+    names and the ``present`` ones (:func:`column_names`, schema only). A missing name
+    that is present names joined by commas (``--group-by origin,dest``) is said to be one:
+    a group or label option takes one column."""
     where = "the input" if path is None else f"input {os.fspath(path)!r}"
+    joined = [m for m in missing if "," in m
+              and all(part.strip() in present for part in m.split(","))]
+    hint = "" if not joined else (
+        f" ({column_names(joined[:1])} names columns of the input joined by commas: a run "
+        "takes one group column and one label column — make one column of them first)")
     return InputDataError(f"{where} has no column(s) {column_names(missing)}; it has "
-                          f"{column_names(present)}")
+                          f"{column_names(present)}{hint}")
 
 
 def not_numeric(name: str, type_text: str) -> InputDataError:

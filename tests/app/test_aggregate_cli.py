@@ -248,3 +248,20 @@ def test_a_jobs_group_column_among_its_columns_is_named_by_its_keys(
     assert len(lines) == 1 and lines[0].endswith(
         "the group column 'y' (aggregate.group_by) is also listed in aggregate.columns"), lines
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("engine", ["numpy", pytest.param("spark", marks=pytest.mark.spark)])
+def test_group_columns_joined_by_a_comma_are_said_to_be_one_option(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str) -> None:
+    # a user grouping by two columns as SQL does: the option takes one column, and the
+    # refusal says so (it named a missing column 'g,y' only)
+    code, out, err = run(["aggregate", "--input", str(INPUT), "--columns", "x",
+                          "--statistics", "count", "--group-by", "g,y", "--groups", "c",
+                          "--epsilon", "1", "--engine", engine,
+                          "--output", str(tmp_path / "r.json")], capsys)
+    lines = messages(err)
+    assert code == 2 and len(lines) == 1 and "result" not in out, (out, err)
+    assert lines[0].endswith("('g,y' names columns of the input joined by commas: a run "
+                             "takes one group column and one label column — make one "
+                             "column of them first)"), lines
+    assert list(tmp_path.iterdir()) == []
