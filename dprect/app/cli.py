@@ -275,7 +275,10 @@ def _refuse_spark_only(args: argparse.Namespace, own: Sequence[tuple[str, str]] 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
-        prog="dprect", description="Differentially private axis-aligned rectangles.")
+        prog="dprect",
+        description="Differentially private axis-aligned rectangles, clamping bounds and "
+                    "grouped aggregates (count, sum, mean, variance, quantiles) with "
+                    "their noise intervals.")
     parser.add_argument("--version", action="version", version=f"dprect {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name in COMMANDS:  # the registry's products with a command (app/products.py)
