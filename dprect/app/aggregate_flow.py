@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -282,6 +282,20 @@ def run_spec(mechanisms: Sequence[Mechanism], the_plan: Any, grid: GridArg,
                                   getattr(the_plan, "statistics", ()))
     return mixed_spec([m.spec(domains_of(m, grid, columns), getattr(p, "statistics", ()))
                        for m, p in zip(mechanisms, the_plan.plans, strict=True)])
+
+
+def integral_plan(the_plan: Any, integral: Sequence[bool]) -> Any:
+    """The run's plan with the declared integrality of its columns (``integral``: the
+    prepared table's :meth:`~dprect.app.table_product.GroupedPrepared.integral_columns`,
+    schema and format only) on its quantiles — alone or as a mixed run's part — so an
+    integer column's quantiles are released as integers (post-processing,
+    :func:`~dprect.core.quantiles.snap_integers`); other plans unchanged."""
+    if isinstance(the_plan, QuantilePlan):
+        return the_plan.with_integral(integral)
+    if isinstance(the_plan, MixedPlan):
+        return replace(the_plan, plans=tuple(integral_plan(p, integral)
+                                             for p in the_plan.plans))
+    return the_plan
 
 
 def coverage_lines(the_plan: BoundsPlan, columns: Sequence[str], groups: int | None
@@ -661,11 +675,13 @@ class AggregateProduct:
         # with many groups, drawn in the executors (engines/spark/executor_draws.py),
         # whose blocks of released cells are packed there and spooled as they reach the
         # driver
+        # the declared integer columns' quantiles snapped (schema only: never CSV's)
+        plan = integral_plan(s.plan, prepared.integral_columns())
         spool = RowSpool()
         packer = BlockPacker(s.mechanisms[0].name,  # with a ledger, its stored copy's
                              None if s.ledger is None else STORED_LEVEL)  # DEFLATE too
         try:
-            result = prepared.draw(s.mechanisms, s.plan, names, s.source.columns, rng,
+            result = prepared.draw(s.mechanisms, plan, names, s.source.columns, rng,
                                    None if s.selection is None else names,
                                    lambda: progress(f"{self.verb} {shape}"),
                                    lambda block: _spool_block(spool, packer, block),
@@ -677,7 +693,7 @@ class AggregateProduct:
             guarantee, record = result.guarantee, mixed_record(result)
         else:
             guarantee, record = result.guarantee, aggregate_record(
-                result, s.plan, streamed_rows(spool))
+                result, plan, streamed_rows(spool))
         if not spool.block_count:
             spool.close()
         if s.selection is None:
@@ -732,7 +748,7 @@ def run_aggregate_flow(settings: AggregateSettings, route: GroupedRoute,
 __all__ = ["FRONTS", "LISTED_CELLS", "MIXED_FRONT", "NO_STATISTICS", "PRESETS",
            "AggregateProduct", "AggregateSettings", "Front", "aggregate_settings", "asked",
            "asked_mechanisms", "bounds_domains", "bounds_settings", "coverage_lines",
-           "describe_settings", "describe_statistics", "domains_of", "front_of",
+           "describe_settings", "describe_statistics", "domains_of", "front_of", "integral_plan",
            "method_of", "mixed_lines", "mixed_plan_of", "plan_for", "plan_of", "plot_sink",
            "preset_plan", "query_lines", "refuse_foreign_options", "run_aggregate_flow",
            "run_spec"]

@@ -28,6 +28,12 @@ class GroupedPrepared(Prepared, Protocol):
         private selection kept (docs/privacy.md §18)."""
         ...
 
+    def integral_columns(self) -> list[bool]:
+        """Per column of the run, whether its DECLARED type is integral (an integer
+        type, a decimal of scale 0; never a CSV column, whose types are inferred from its
+        values): the schema and the input's format only, no row."""
+        ...
+
     def key_counts(self) -> dict[str, int]:
         """The rows of every key of the group column (its text:
         :func:`dprect.engines.bounds_input.key_text`; nulls and non-finite numbers are no

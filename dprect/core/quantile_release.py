@@ -137,7 +137,8 @@ def release_groups(plan: QuantilePlan, cells: Mapping[tuple[int, int], QuantileS
             cell, count = draws(cells.get((g, j), empty), plan, stream)
             drawn.append(cell)
             noisy.append(count)
-    done = released_cells(plan, drawn, noisy)  # the block's values in one grid call
+    # the block's values in one grid call (an integral column's snapped to integers)
+    done = released_cells(plan, drawn, noisy, [j for _ in seeds for j in range(columns)])
     return [done[g * columns:(g + 1) * columns] for g in range(len(seeds))]
 
 

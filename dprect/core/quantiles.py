@@ -168,6 +168,24 @@ class QuantilePlan:
     interval_level: float = DEFAULT_LEVEL
     #: what the independent check re-derived (docs/privacy.md §10), set by the planner
     check: CheckReport | None = None
+    #: per column, whether its DECLARED type is integral (a Parquet or Delta integer
+    #: type, a decimal of scale 0: never a CSV column, whose types are read from its
+    #: values): each released quantile of such a column is snapped to the nearest integer
+    #: (:func:`snap_integers`, post-processing). Empty: no column is (the default)
+    integral: tuple[bool, ...] = ()
+
+    def column_integral(self, column: int) -> bool:
+        """Whether column ``column``'s quantiles are released as integers."""
+        return column < len(self.integral) and self.integral[column]
+
+    def with_integral(self, flags: Sequence[bool]) -> QuantilePlan:
+        """This plan with each column's integrality (``flags``, one per column, from the
+        declared schema only: post-processing, the guarantee is this plan's)."""
+        flags = tuple(bool(f) for f in flags)
+        if len(flags) != self.columns:
+            raise ParameterError(f"a plan of the quantiles of {self.columns} column(s) "
+                                 f"for {len(flags)} column type(s)")
+        return dataclasses.replace(self, integral=flags if any(flags) else ())
 
     @cached_property
     def rates(self) -> tuple[Fraction, ...]:
@@ -299,6 +317,7 @@ class QuantilePlan:
                 "beta": self.beta, "rows_needed": self.rows_needed(),
                 "interval_level": self.interval_level,
                 "rank_error_at_level": self.interval_rank_error,
+                **({"integral": list(self.integral)} if any(self.integral) else {}),
                 **({} if self.check is None else {"guarantee_check": self.check.to_json()})}
 
 
@@ -561,37 +580,60 @@ class QuantileCell:
     rank_error: float | None = None
 
 
-def release_cell(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
-                 ) -> QuantileCell:
+def release_cell(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource,
+                 column: int = 0) -> QuantileCell:
     """The release of one (group, column) (:func:`draws`, then :func:`released_cells`):
-    the drawn bins' values, sorted (monotone in q by post-processing), the flag and the
-    rank error at the plan's level (post-processing of the count: the split it picked)."""
+    the drawn bins' values, sorted (monotone in q by post-processing; integers for an
+    integral ``column``), the flag and the rank error at the plan's level
+    (post-processing of the count: the split it picked)."""
     drawn, noisy = draws(stats, plan, rng)
-    return released_cells(plan, [drawn], [noisy])[0]
+    return released_cells(plan, [drawn], [noisy], [column])[0]
+
+
+def snap_integers(values: np.ndarray) -> np.ndarray:
+    """``values`` rounded to the nearest integer (``np.rint``: halves to even), −0.0 as
+    0.0 — the release of an integral column's quantiles (post-processing of released
+    values: the guarantee is unchanged, and on integer data the rank error does not grow:
+    docs/privacy.md §11a, "Integer columns")."""
+    r = np.rint(np.asarray(values, dtype=np.float64))
+    return np.where(r == 0.0, 0.0, r)
 
 
 def released_cells(plan: QuantilePlan, drawn: Sequence[Sequence[int]],
-                   noisy: Sequence[int | None]) -> list[QuantileCell]:
+                   noisy: Sequence[int | None],
+                   columns: Sequence[int] | None = None) -> list[QuantileCell]:
     """The releases of cells from their :func:`draws` (each cell's m drawn bins and its
     noisy count), in order: each cell's values sorted, its flag and rank error
     (post-processing only) — every cell's values found in ONE call of the grid's
-    ``values`` (a block's cells at once: the same floats as cell by cell)."""
+    ``values`` (a block's cells at once: the same floats as cell by cell). ``columns``:
+    each cell's column index (default: cells laid out group by group, the plan's columns
+    in order); a cell of an integral column (:attr:`QuantilePlan.integral`) has its
+    values snapped to integers (:func:`snap_integers`) — the one place every engine's
+    release passes, so both give the same bytes."""
     m = len(plan.quantiles)
     bins = np.array(drawn, dtype=np.int64).reshape(len(drawn), m)
-    values = np.sort(bin_values(plan, bins.ravel()).reshape(bins.shape), axis=1).tolist()
+    ordered = np.sort(bin_values(plan, bins.ravel()).reshape(bins.shape), axis=1)
+    if any(plan.integral):
+        where = (np.arange(len(drawn)) % plan.columns if columns is None
+                 else np.asarray(columns, dtype=np.int64))
+        if len(where) != len(drawn):
+            raise ParameterError("released_cells needs one column index per cell")
+        snap = np.array([plan.column_integral(int(j)) for j in where], dtype=bool)
+        ordered[snap] = snap_integers(ordered[snap])
+    values = ordered.tolist()
     needed = plan.rows_needed()
     return [QuantileCell(tuple(row), below_need(n, needed),
                          (plan if n is None else plan.branch(n)).interval_rank_error)
             for row, n in zip(values, noisy, strict=True)]
 
 
-def release_quantiles(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
-                      ) -> np.ndarray:
+def release_quantiles(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource,
+                      column: int = 0) -> np.ndarray:
     """The released quantiles of one (group, column), one per ``plan.quantiles`` (in
     increasing q, non-decreasing values): :func:`release_cell`'s values. ``stats``: the
     cell's :class:`QuantileStatistics` on the plan's grid (no keys for a group without
-    rows)."""
-    return np.array(release_cell(stats, plan, rng).values, dtype=np.float64)
+    rows); ``column`` its index among the plan's columns."""
+    return np.array(release_cell(stats, plan, rng, column).values, dtype=np.float64)
 
 
 def rank_error(sorted_values: np.ndarray, released: float, q: float) -> float:
@@ -629,4 +671,5 @@ __all__ = [
     "release_cell",
     "release_quantiles",
     "released_cells",
+    "snap_integers",
 ]

@@ -38,6 +38,15 @@ def integral_arrow(data_type: Any) -> bool:
     return bool(pa.types.is_integer(t) or (pa.types.is_decimal(t) and t.scale == 0))
 
 
+def declared_integral(fmt: str, integral: Sequence[bool]) -> list[bool]:
+    """Per column read, whether its quantiles are released as integers: its DECLARED type
+    integral (``integral``, from a schema: :func:`integral_arrow`, Spark's
+    :func:`~dprect.engines.spark.checks.integral_type`), and never for a CSV input
+    (``fmt``), whose types both engines infer from the values — an integer type there
+    would say that every value is whole, which the release must not depend on."""
+    return [fmt != "csv" and bool(f) for f in integral]
+
+
 def resolve_groups(groups: Sequence[str], kind: str, column: str, *, integral: bool = False
                    ) -> list[bool | float | str] | None:
     """The listed group values as values comparable with a group column of ``kind`` (from
@@ -162,5 +171,5 @@ def out_text(groups: Sequence[str], values: Sequence[Any], value: Any) -> str:
     return groups[list(values).index(value)]
 
 
-__all__ = ["add_key_counts", "group_kind_of_arrow", "integral_arrow", "key_text",
-           "listed_keys", "out_text", "resolve_groups"]
+__all__ = ["add_key_counts", "declared_integral", "group_kind_of_arrow", "integral_arrow",
+           "key_text", "listed_keys", "out_text", "resolve_groups"]

@@ -78,6 +78,7 @@ from dprect.core.statistic import (
 from dprect.engines import decimal_grid_jit
 from dprect.engines.bounds_input import (
     add_key_counts,
+    declared_integral,
     group_kind_of_arrow,
     integral_arrow,
     listed_keys,
@@ -189,26 +190,34 @@ def _column_cells(x: np.ndarray, group: np.ndarray, groups: int, spec: ColumnSpe
 
 
 def read_grouped(source: Source, groups: list[str] | None, progress: Callable[[str], None]
-                 ) -> tuple[list[np.ndarray], np.ndarray, int]:
+                 ) -> tuple[list[np.ndarray], np.ndarray, int, list[bool]]:
     """A grouped table read in memory with :mod:`dprect.engines.arrow_input` (Parquet or
     CSV), its schema checked (every column numeric, the group column able to hold the
     listed values): each column as float64 (nulls as NaN), each row's index in the public
-    group list (−1: a row of no listed group) and the number of groups; nothing depends
-    on the rows' values."""
-    values, column, kind = read_group_column(source, progress)
+    group list (−1: a row of no listed group), the number of groups and each column's
+    declared integrality (:func:`~dprect.engines.bounds_input.declared_integral`);
+    nothing depends on the rows' values."""
+    values, column, kind, integral = read_group_column(source, progress)
     if column is None:
-        return values, np.zeros(len(values[0]) if values else 0, dtype=np.int32), 1
+        return (values, np.zeros(len(values[0]) if values else 0, dtype=np.int32), 1,
+                integral)
     assert groups is not None
     resolved = resolve_groups(groups, kind, str(source.group_by),  # schema + list only
                               integral=integral_arrow(column.type))
-    return values, group_index(column, kind, resolved), len(groups)
+    return values, group_index(column, kind, resolved), len(groups), integral
 
 
 def read_group_column(source: Source, progress: Callable[[str], None]
-                      ) -> tuple[list[np.ndarray], Any, str]:
+                      ) -> tuple[list[np.ndarray], Any, str, list[bool]]:
     """The table of :func:`read_grouped` before any group list: the columns as float64,
-    the group column (None without one) and its kind from its type."""
-    from dprect.engines.arrow_input import DELTA_NEEDS_SPARK, numeric_column, read_table
+    the group column (None without one), its kind from its type and each column's
+    declared integrality (its schema and the input's format only)."""
+    from dprect.engines.arrow_input import (
+        DELTA_NEEDS_SPARK,
+        detect_format,
+        numeric_column,
+        read_table,
+    )
 
     if source.format == "delta":
         raise ParameterError(DELTA_NEEDS_SPARK)
@@ -218,10 +227,13 @@ def read_group_column(source: Source, progress: Callable[[str], None]
     progress(f"reading {source.path}")
     table = read_table(source.path, source.read_columns(), source.format)
     values = [numeric_column(table, c, nulls_as_nan=True) for c in source.columns]
+    integral = declared_integral(source.format or detect_format(source.path),
+                                 [integral_arrow(table.schema.field(c).type)
+                                  for c in source.columns])
     if source.group_by is None:
-        return values, None, ""
+        return values, None, "", integral
     kind = group_kind_of_arrow(table.schema.field(source.group_by).type, source.group_by)
-    return values, table.column(source.group_by), kind
+    return values, table.column(source.group_by), kind, integral
 
 
 def key_counts(column: Any, kind: str) -> dict[str, int]:
@@ -251,9 +263,11 @@ class NumpyGroupedPrepared(PreparedRun):
     drawn (:meth:`statistics` with ``groups``)."""
 
     def __init__(self, values: list[np.ndarray], group: np.ndarray, groups: int,
-                 spec: StatisticsSpec, column: Any = None, kind: str = "") -> None:
+                 spec: StatisticsSpec, column: Any = None, kind: str = "",
+                 integral: Sequence[bool] = ()) -> None:
         super().__init__()
         self.values = values
+        self.integral = list(integral) or [False] * len(values)
         self.group = group
         self.groups = groups
         self.spec = spec
@@ -270,6 +284,11 @@ class NumpyGroupedPrepared(PreparedRun):
         (:func:`~dprect.engines.bounds_input.listed_keys`; schema and list only)."""
         integral = self.column is not None and integral_arrow(self.column.type)
         return listed_keys(groups, self.kind, "group", integral=integral)
+
+    def integral_columns(self) -> list[bool]:
+        """Per column read, whether its declared type is integral (never for CSV:
+        :func:`~dprect.engines.bounds_input.declared_integral`)."""
+        return list(self.integral)
 
     def statistics(self, groups: list[str] | None = None) -> GroupedStatistics:
         group, count = self.group, self.groups
@@ -303,12 +322,12 @@ class NumpyGroupedRoute:
     def open(self, source: Source, groups: list[str] | None, spec: StatisticsSpec,
              progress: Callable[[str], None]) -> NumpyGroupedPrepared:
         if source.group_by is not None and groups is None:
-            values, column, kind = read_group_column(source, progress)
+            values, column, kind, integral = read_group_column(source, progress)
             n = len(values[0]) if values else 0
             return NumpyGroupedPrepared(values, np.full(n, -1, dtype=np.int32), 0, spec,
-                                        column, kind)
-        values, group, count = read_grouped(source, groups, progress)
-        return NumpyGroupedPrepared(values, group, count, spec)
+                                        column, kind, integral)
+        values, group, count, integral = read_grouped(source, groups, progress)
+        return NumpyGroupedPrepared(values, group, count, spec, integral=integral)
 
 
 def _fits(cells: Mapping[tuple[int, int], Any], group_names: Sequence[Any],

@@ -22,12 +22,22 @@ from dprect.core.mixed import repeated
 from dprect.core.randomness import RandomSource
 from dprect.core.request import Source
 from dprect.core.statistic import GroupedStatistics, Mechanism, StatisticsSpec
-from dprect.engines.bounds_input import add_key_counts, listed_keys, resolve_groups
+from dprect.engines.bounds_input import (
+    add_key_counts,
+    declared_integral,
+    listed_keys,
+    resolve_groups,
+)
 from dprect.engines.grouped import draw_statistics, grouped_statistics
 from dprect.engines.prepared import PreparedRun
 from dprect.engines.spark.checks import integral_type
 from dprect.engines.spark.executor_draws import draw_in_executors, executor_route
-from dprect.engines.spark.source import SPARK_ERRORS, opened_source, spark_message
+from dprect.engines.spark.source import (
+    SPARK_ERRORS,
+    detect_format,
+    opened_source,
+    spark_message,
+)
 from dprect.engines.spark.sql import ident
 from dprect.engines.spark.statistics import check_grid, check_schema, spark_statistics
 
@@ -37,12 +47,20 @@ class SparkGroupedPrepared(PreparedRun):
     runs ``on_close`` (e.g. stops a session started for this run)."""
 
     def __init__(self, df: DataFrame, source: Source, groups: list[str] | None,
-                 spec: StatisticsSpec, on_close: Callable[[], None] | None = None) -> None:
+                 spec: StatisticsSpec, on_close: Callable[[], None] | None = None,
+                 integral: Sequence[bool] = ()) -> None:
         super().__init__(on_close)
         self.df = df
         self.source = source
         self.groups = groups
         self.spec = spec
+        self.integral = list(integral) or [False] * len(source.columns)
+
+    def integral_columns(self) -> list[bool]:
+        """Per column read, whether its declared type is integral (never for CSV, whose
+        types Spark infers from the values:
+        :func:`~dprect.engines.bounds_input.declared_integral`)."""
+        return list(self.integral)
 
     def statistics(self, groups: list[str] | None = None) -> GroupedStatistics:
         """The one pass, for the listed groups or ``groups`` (the keys a private selection
@@ -139,7 +157,10 @@ class SparkGroupedRoute:
             if source.group_by is not None and groups is not None:  # None: found privately
                 resolve_groups(list(groups), kind or "null", source.group_by,
                                integral=integral_spark(df, source.group_by))
-            return SparkGroupedPrepared(df, source, groups, spec, stop)
+            fmt = source.format or detect_format(df.sparkSession, source.path)
+            integral = declared_integral(fmt, [integral_spark(df, c)
+                                               for c in source.columns])
+            return SparkGroupedPrepared(df, source, groups, spec, stop, integral)
 
 
 def cli_grouped_route(master: str | None = None, remote: str | None = None
