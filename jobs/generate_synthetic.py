@@ -42,7 +42,7 @@ from dprect.app.jobs_support import (
     section_values,
     step,
 )
-from dprect.release.files import write_atomic
+from dprect.release.files import check_not_special, write_atomic
 from dprect.release.sinks import check_distinct
 
 PROG = "generate_synthetic"
@@ -114,6 +114,9 @@ def _check(cfg: dict[str, Any]) -> None:
     # the sidecar apart from the data: at its path, or inside its folder (read as data)
     check_distinct([("generate.output", cfg["output"]),
                     ("generate.truth", str(truth_path(cfg)))])
+    # never a device or a pipe: replacing existing data would unlink /dev/null itself
+    check_not_special(cfg["output"], "generate.output", folder=True)
+    check_not_special(truth_path(cfg), "generate.truth")
     if cfg["format"] not in ("parquet", "delta"):
         raise ConfigError(f"generate.format must be parquet or delta, got {cfg['format']!r}")
     if cfg["rows"] < 1 or cfg["features"] < 1 or cfg["parts"] < 1:
