@@ -20,12 +20,13 @@ from pyspark.sql import functions as F  # noqa: N812
 from dprect.app.jobs_support import (
     SPARK_OPTIONS,
     Schema,
+    check_config_apart,
     job_main,
     job_reporter,
     section_values,
 )
 from dprect.app.session_options import check_session_options
-from dprect.app.spine import Reporter
+from dprect.app.spine import Reporter, RunSettings
 from dprect.core.result import FitResult
 from dprect.engines.spark.engine import sort_value
 from dprect.engines.spark.remote import stop_session
@@ -87,7 +88,7 @@ def spark_session(doc: Mapping[str, Any], app_name: str, spark: SparkSession | N
             stop_session(session)
 
 
-S = TypeVar("S")
+S = TypeVar("S", bound=RunSettings)  # its sinks checked apart from --config
 R = TypeVar("R")
 Session = Callable[[], tuple[SparkSession, bool]]
 
@@ -103,12 +104,15 @@ def product_main(prog: str, description: str, section: str, options: Schema,
     ``session`` opens the job's session (:func:`job_spark`; ``spark``, a running session
     the tests pass, is used and not stopped); progress as ``[prog] ...``
     (:func:`job_reporter`), every failure one line on stderr and an exit code
-    (:func:`dprect.app.jobs_support.job_main`)."""
+    (:func:`dprect.app.jobs_support.job_main`). An output at the job's own ``--config``
+    file is refused once the settings are checked, before the run starts
+    (:func:`~dprect.app.jobs_support.check_config_apart`)."""
 
-    def body(doc: dict[str, Any]) -> None:
+    def body(doc: dict[str, Any], config: str | None) -> None:
         cfg = section_values(doc, section, options)
         check_session_options(section_values(doc, "spark", SPARK_OPTIONS), _spark_key)
         checked = settings(cfg)
+        check_config_apart(config, [(s.name, s.path) for s in checked.sinks])
         run(checked, route(lambda: job_spark(doc, prog, spark), cfg),
             job_reporter(prog, section, bool(cfg.get("quiet"))))
 

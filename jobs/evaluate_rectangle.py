@@ -10,11 +10,12 @@ synthetic or public data only, and it says so loudly on every run and in its out
 
 Keys not set in ``evaluate`` fall back to ``fit``'s (input, format, where, version,
 timestamp, label, result = fit.output, truth), so one config file serves both jobs.
-An ``output`` at the path of the result or the sidecar, or inside the input's folder, is
-refused before anything is read (it would overwrite what the job reads), and so is one that
-cannot be written (a folder, a path under a file, a folder without write permission: the
-sinks' check, :func:`~dprect.release.files.check_output_path`), so a long scan never ends
-in a write that fails.
+An ``output`` at the path of the result, the sidecar or the job's own ``--config`` file,
+or inside the input's folder, is refused before anything is read (it would overwrite what
+the job reads), and so is one that cannot be written (a folder, a path under a file, a
+folder without write permission: the sinks' check,
+:func:`~dprect.release.files.check_output_path`), so a long scan never ends in a write
+that fails.
 Membership uses the result's grid semantics (:meth:`FitResult.contains`), as a Spark
 column expression — the table is scanned once and never collected.
 """
@@ -33,6 +34,7 @@ from pyspark.sql import functions as F  # noqa: N812
 from dprect.app.jobs_support import (
     ConfigError,
     Option,
+    check_config_apart,
     check_value,
     config_label,
     exit_now,
@@ -190,10 +192,11 @@ def report(result: FitResult, counts: dict[str, int],
 def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
     """Entry point; ``spark`` lets tests pass a running session (it is not stopped)."""
 
-    def body(doc: dict[str, Any]) -> None:
+    def body(doc: dict[str, Any], config: str | None) -> None:
         from dprect.engines.spark.source import read_source
 
         cfg = settings(doc)
+        check_config_apart(config, [(f"{SECTION}.output", cfg["output"])])
         check_apart(doc, cfg)
         result = load_result(cfg["result"])
         truth = read_truth(cfg["truth"], result.features)

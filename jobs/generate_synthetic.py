@@ -14,7 +14,9 @@ part), or a Delta table (the same files, committed with delta-rs: no Delta jars 
 The data appears at ``output`` only when complete (written beside it, then renamed). The
 sidecar JSON ``truth`` (default ``<output>.truth.json``) records the true rectangle, the
 span and the counts; this is synthetic data, so it may say how many positives it holds.
-A sidecar at ``output``'s path or inside its folder is refused before Spark starts.
+A sidecar at ``output``'s path or inside its folder, and an ``output`` or sidecar at the
+job's own ``--config`` file (or a data folder holding it), are refused before Spark
+starts.
 """
 
 from __future__ import annotations
@@ -34,12 +36,13 @@ from pyspark.sql import functions as F  # noqa: N812
 from dprect.app.jobs_support import (
     ConfigError,
     Option,
+    check_config_apart,
     exit_now,
     job_main,
     section_values,
     step,
 )
-from dprect.release.files import write_atomic
+from dprect.release.files import check_not_special, write_atomic
 from dprect.release.sinks import check_distinct
 
 PROG = "generate_synthetic"
@@ -111,6 +114,9 @@ def _check(cfg: dict[str, Any]) -> None:
     # the sidecar apart from the data: at its path, or inside its folder (read as data)
     check_distinct([("generate.output", cfg["output"]),
                     ("generate.truth", str(truth_path(cfg)))])
+    # never a device or a pipe: replacing existing data would unlink /dev/null itself
+    check_not_special(cfg["output"], "generate.output", folder=True)
+    check_not_special(truth_path(cfg), "generate.truth")
     if cfg["format"] not in ("parquet", "delta"):
         raise ConfigError(f"generate.format must be parquet or delta, got {cfg['format']!r}")
     if cfg["rows"] < 1 or cfg["features"] < 1 or cfg["parts"] < 1:
@@ -203,9 +209,11 @@ def generate(cfg: dict[str, Any], spark: SparkSession) -> dict[str, Any]:
 def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
     """Entry point; ``spark`` lets tests pass a running session (it is not stopped)."""
 
-    def body(doc: dict[str, Any]) -> None:
+    def body(doc: dict[str, Any], config: str | None) -> None:
         cfg = section_values(doc, SECTION, OPTIONS)
         _check(cfg)
+        check_config_apart(config, [("generate.output", cfg["output"]),
+                                    ("generate.truth", str(truth_path(cfg)))])
         with spark_session(doc, PROG, spark) as session:
             generate(cfg, session)
 

@@ -111,7 +111,7 @@ def fit_settings(values: Mapping[str, Any], name: Callable[[str], str] = str) ->
                     version=values["version"], timestamp=values["timestamp"])
     ledger = LedgerSettings.build(values["ledger"], values["dataset"], values["run_id"],
                                   values["cap_epsilon"], values["cap_delta"],
-                                  names_results=True)  # its results table's row too
+                                  names_results=True, name=name)  # its results table's row too
     sinks = output_sinks(name, output=values["output"], plot=values["plot"],
                          results_table=values["results_table"], truth=values["truth"],
                          dataset=values["dataset"], input_path=source.path,

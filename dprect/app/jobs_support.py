@@ -521,22 +521,40 @@ def build_parser(prog: str, description: str, section: str, schema: Schema
     return parser
 
 
+def check_config_apart(config: str | os.PathLike[str] | None,
+                       outputs: Sequence[tuple[str, str | None]]) -> None:
+    """Refuse, before Spark starts or the ledger is read, an output (``outputs``: its key
+    and path) at the job's own ``--config`` file — the same path, a link to it — or one
+    that contains it (a folder the job replaces): the job would overwrite, or delete,
+    its configuration once it had run (under a ledger, charged). The message names the
+    key and the paths only (:func:`dprect.release.sinks.check_distinct`, the config
+    named ``--config`` among the inputs)."""
+    if config is None:
+        return
+    from dprect.release.sinks import check_distinct
+
+    check_distinct([(name, path) for name, path in outputs if path is not None],
+                   [("--config", os.fspath(config))])
+
+
 def job_main(prog: str, description: str, section: str, schema: Schema,
-             body: Callable[[dict[str, Any]], int | None],
+             body: Callable[[dict[str, Any], str | None], int | None],
              argv: Sequence[str] | None = None) -> int:
     """A job's whole entry point: parse ``--config`` and ``--set`` (:func:`build_parser`),
-    then run ``body(doc)`` on the loaded configuration (:func:`load_config`) under
-    :func:`run_job` — every failure one line on stderr and an exit code. The ``spark``
-    section is checked first (:data:`SPARK_OPTIONS`): its typo is refused before the job
-    prints or checks anything, not once a run has read its ledger and printed its run id
-    and opens its session."""
+    then run ``body(doc, config)`` on the loaded configuration (:func:`load_config`;
+    ``config``: the ``--config`` file, None without one, for
+    :func:`check_config_apart`) under :func:`run_job` — every failure one line on
+    stderr and an exit code. The ``spark`` section is checked first
+    (:data:`SPARK_OPTIONS`): its typo is refused before the job prints or checks
+    anything, not once a run has read its ledger and printed its run id and opens its
+    session."""
     args = build_parser(prog, description, section, schema).parse_args(argv)
     quiet_library_logs()
 
     def checked() -> int | None:
         doc = load_config(args.config, args.overrides, section=section)
         section_values(doc, "spark", SPARK_OPTIONS)
-        return body(doc)
+        return body(doc, args.config)
 
     return run_job(prog, checked)
 
@@ -766,6 +784,7 @@ __all__ = [
     "Option",
     "apply_override",
     "build_parser",
+    "check_config_apart",
     "check_groups",
     "check_value",
     "config_grid",

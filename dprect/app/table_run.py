@@ -60,7 +60,8 @@ def table_run(values: Mapping[str, Any], name: Callable[[str], str] = str) -> Ta
     ledger = LedgerSettings.build(values.get("ledger"), values.get("dataset"),
                                   values.get("run_id"), values.get("cap_epsilon"),
                                   values.get("cap_delta"),
-                                  names_results=values.get("plot") is not None)  # its title
+                                  names_results=values.get("plot") is not None,
+                                  name=name)  # its title
     return TableRun(source, groups, ledger, JsonSink(name("output"), str(values["output"])),
                     selection)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import unicodedata
 from collections.abc import Hashable, Iterable
 from typing import TypeGuard
 from urllib.parse import urlparse
@@ -107,3 +108,34 @@ def repeat_at(items: Iterable[Hashable]) -> int | None:
             return i
         seen.add(item)
     return None
+
+
+#: the Unicode categories an id may not hold: control characters (Cc: a newline, a tab,
+#: NUL, ESC), format characters (Cf: the bidirectional overrides such as U+202E, zero
+#: widths), the line and paragraph separators (Zl, Zp) and lone surrogates (Cs)
+_HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+
+
+def hidden_character(text: str) -> tuple[int, int] | None:
+    """The first character of ``text`` a line cannot show as itself — a control or
+    format character, a line or paragraph separator, a lone surrogate (:data:`_HIDDEN`)
+    — as its 1-based position and code point, else None."""
+    for i, ch in enumerate(text, 1):
+        if unicodedata.category(ch) in _HIDDEN:
+            return i, ord(ch)
+    return None
+
+
+def check_id_text(value: object, name: str) -> object:
+    """Refuse an id (a run id, a dataset id) holding a control or format character
+    (:func:`hidden_character`): a ledger row, the results table and every line that
+    names the id would carry it — a newline splits a line, U+202E reverses what
+    follows. The message names the option, the character's code point and its
+    position, never the character itself. Anything but a ``str`` is returned as it is
+    (the other checks refuse it)."""
+    if isinstance(value, str) and (found := hidden_character(value)) is not None:
+        at, code = found
+        raise ParameterError(f"{name} holds a control or format character (U+{code:04X}, "
+                             f"character {at}); give an id of visible characters")
+    return value
+

@@ -57,7 +57,7 @@ import numpy as np
 
 from dprect.core.accounting import ADD_REMOVE, Guarantee
 from dprect.core.errors import ParameterError
-from dprect.core.validation import check_epsilon, check_open_unit
+from dprect.core.validation import check_epsilon, check_id_text, check_open_unit
 from dprect.release.ledger import (
     Budget,
     BudgetExceededError,
@@ -145,6 +145,7 @@ class PrivacyBudget:
         budget = cls(epsilon, delta, neighbouring=neighbouring)
         if not dataset:
             raise ParameterError("a ledger-backed budget needs a dataset id")
+        check_id_text(dataset, "dataset")  # before the ledger is read
         ledger = Ledger(str(path))
         ledger.status(dataset)  # a missing or damaged ledger is refused now, not at a charge
         budget._ledger, budget.dataset = ledger, dataset

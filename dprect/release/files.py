@@ -5,8 +5,9 @@ atomically.
 it accepts: it creates the missing folders of the path and a temporary file where the
 output's own temporary file will go (named as :func:`stage_file` names it), then removes
 everything it made — a location the operating system would refuse (a folder under a file,
-a read-only or pseudo file system, a name too long), or an existing output file that is
-read-only, is refused before the charge, not after it. :func:`stage_file` writes an
+a read-only or pseudo file system, a name too long), an existing output file that is
+read-only, or a device, FIFO or socket (or a link to one: :func:`check_not_special`,
+which never opens it), is refused before the charge, not after it. :func:`stage_file` writes an
 output's bytes to a temporary file beside it and :func:`commit_staged` renames that into
 place, so a reader sees the whole file or nothing; :func:`write_atomic` is the two in
 one.
@@ -21,6 +22,7 @@ import contextlib
 import errno
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -141,10 +143,45 @@ def _missing_folders(target: Path, folder: bool, what: str, shown: str
     return home, missing
 
 
+#: the kinds of file an output cannot be: each test of a mode (:func:`os.stat`'s, which
+#: follows a link and never opens the file — opening a FIFO waits for a writer) and how a
+#: refusal names it
+_SPECIAL = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+            (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
+
+
+def special_file(path: str | os.PathLike[str]) -> str | None:
+    """What ``path`` is when it is (or links to) a device, a FIFO or a socket — "a
+    character device" … — else None (a regular file, a folder, nothing, or a path that
+    cannot be looked up: left to the other checks). Read with :func:`os.stat` only:
+    nothing is opened."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):  # missing, a dangling link, a name too long, a NUL
+        return None
+    return next((kind for test, kind in _SPECIAL if test(mode)), None)
+
+
+def check_not_special(path: str | os.PathLike[str], what: str, *, folder: bool = False
+                      ) -> None:
+    """Refuse an output location that is a device, a FIFO or a socket, or a link to one
+    (``/dev/null``, a ``mkfifo`` path): an output is a new file renamed into place, which
+    would replace the device's or pipe's name (``/dev/null`` itself, run as root) and
+    never write to it. The message names ``what``, the path and what it is."""
+    kind = special_file(path)
+    if kind is not None:
+        link = "links to" if Path(path).is_symlink() else "is"
+        noun = "folder" if folder else "regular file"
+        raise ParameterError(f"{what} {str(path)!r} {link} {kind}, not a {noun}: the "
+                             "output would replace it, not write to it; give a "
+                             f"{'folder' if folder else 'file'} path")
+
+
 def check_output_path(path: str | os.PathLike[str], what: str, *, folder: bool = False
                       ) -> None:
     """Refuse, before anything is read, reserved or written, an output location that
-    cannot be written, and prove the one it accepts. For a file (``folder=False``): not a
+    cannot be written, and prove the one it accepts. Never a device, a FIFO or a socket,
+    nor a link to one (:func:`check_not_special`). For a file (``folder=False``): not a
     folder, not an existing file this process may not write (read-only: the rename that
     commits the output would replace it anyway), and its folder (made if missing) takes
     the output's temporary file; for a
@@ -156,6 +193,7 @@ def check_output_path(path: str | os.PathLike[str], what: str, *, folder: bool =
     shown = str(path)
     if not shown.strip():
         raise ParameterError(f"{what} is an empty path; give the path to write to")
+    check_not_special(path, what, folder=folder)  # before the probe: never opened
     try:
         home, missing = _missing_folders(target, folder, what, shown)
     except OSError as exc:  # e.g. a name too long to look up
@@ -327,6 +365,7 @@ def write_atomic(path: str | os.PathLike[str], data: Data) -> None:
         raise
 
 
-__all__ = ["check_output_path", "close_staged", "commit_staged", "discard_staged",
-           "failure_reason", "missing_parents", "open_staged", "remove_empty_folders",
-           "removed_if_left_empty", "stage_file", "write_atomic"]
+__all__ = ["check_not_special", "check_output_path", "close_staged", "commit_staged",
+           "discard_staged", "failure_reason", "missing_parents", "open_staged",
+           "remove_empty_folders", "removed_if_left_empty", "special_file", "stage_file",
+           "write_atomic"]

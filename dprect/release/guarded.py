@@ -47,6 +47,7 @@ from typing import Any
 from dprect.core.accounting import Guarantee
 from dprect.core.errors import ParameterError
 from dprect.core.randomness import draws
+from dprect.core.validation import check_id_text
 from dprect.release.ledger import Budget, Ledger, LedgerError
 
 
@@ -62,12 +63,17 @@ class LedgerSettings:
     @classmethod
     def build(cls, path: str | None, dataset: str | None, run_id: str | None,
               cap_epsilon: float | None = None, cap_delta: float | None = None,
-              *, names_results: bool = False) -> LedgerSettings | None:
+              *, names_results: bool = False,
+              name: Callable[[str], str] = str) -> LedgerSettings | None:
         """Validate the ledger options (None when no ledger is configured). Without a
         ledger a dataset id is refused unless it may name results elsewhere
         (``names_results``: a fit's, naming its row in a results table — a fit's config
         keeps it for that — or an aggregate's plot, titled by it) — elsewhere it would be
-        ignored."""
+        ignored. A dataset id or run id holding a control or format character is refused
+        first, its option spelled by ``name`` (:func:`~dprect.core.validation.check_id_text`),
+        before the ledger is read."""
+        check_id_text(dataset, name("dataset"))
+        check_id_text(run_id, name("run_id"))
         if path is None:
             if dataset is not None and not names_results:
                 raise ParameterError("a dataset id names the dataset a ledger charges: "

@@ -295,3 +295,44 @@ def test_the_fit_json_names_the_label_and_the_positive_label(tmp_path, capsys):
     assert code == 0, err
     record = json.loads((tmp_path / "c.json").read_text())
     assert record["label"] == {"column": "label"} and record["classes"] == ["0", "1"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "socket", "link to /dev/null"])
+def test_an_output_at_a_device_fifo_or_socket_is_refused_before_the_charge(
+        tmp_path, capsys, monkeypatch, kind):
+    """``--output`` at a FIFO, a socket or a link to ``/dev/null`` ran, charged, and
+    renamed its result over it. It is refused in one line naming the path and what it
+    is, exit 2, before anything is read or reserved: no ledger row, the FIFO untouched
+    (never opened: that would block)."""
+    import os
+    import socket
+    import stat
+
+    data = write_parquet(tmp_path)
+    Ledger(tmp_path / "ledger").init()
+    out = tmp_path / "o"
+    if kind == "fifo":
+        os.mkfifo(out)
+        said = "is a FIFO (named pipe)"
+    elif kind == "socket":
+        monkeypatch.chdir(tmp_path)  # a socket's path is short: bound by its name
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.bind("o")
+        sock.close()
+        said = "is a socket"
+    else:
+        out.symlink_to("/dev/null")
+        said = "links to a character device"
+    mode = out.lstat().st_mode
+    code = main(cli_args(data, out, "--ledger", str(tmp_path / "ledger"), "--dataset", "ds",
+                         "--run-id", "r1"))
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == "", captured
+    lines = messages(captured.err)
+    assert lines == [f"dprect: error: --output {str(out)!r} {said}, not a regular file: "
+                     "the output would replace it, not write to it; give a file path"]
+    assert Ledger(tmp_path / "ledger").events("ds") == []
+    assert out.lstat().st_mode == mode
+    if kind == "fifo":
+        assert stat.S_ISFIFO(out.lstat().st_mode)
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]

@@ -219,3 +219,62 @@ def test_unwritable_output_folder_is_refused(tmp_path: Path) -> None:
             check_output_path(locked / "sub" / "r.json", "out")
     finally:
         locked.chmod(0o700)
+
+
+def _special(kind: str, tmp_path: Path) -> tuple[Path, str]:
+    """A device, FIFO or socket (or a link to one) at a path: the path and how a refusal
+    names it. The socket is bound by a relative name (a socket's path is short)."""
+    import os
+    import socket
+
+    if kind == "/dev/null":
+        return Path("/dev/null"), "is a character device"
+    made = tmp_path / "special"
+    if kind in ("fifo", "link to fifo"):
+        os.mkfifo(made)
+    elif kind == "socket":
+        here = Path.cwd()
+        os.chdir(tmp_path)
+        try:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.bind("special")
+            sock.close()
+        finally:
+            os.chdir(here)
+    else:  # a link to /dev/null
+        made = Path("/dev/null")
+    said = {"fifo": "is a FIFO (named pipe)", "link to fifo": "links to a FIFO (named pipe)",
+            "socket": "is a socket", "link to /dev/null": "links to a character device"}[kind]
+    if kind.startswith("link"):
+        link = tmp_path / "link"
+        link.symlink_to(made)
+        return link, said
+    return made, said
+
+
+@pytest.mark.parametrize("folder", [False, True], ids=["file", "folder"])
+@pytest.mark.parametrize("kind", ["fifo", "socket", "/dev/null", "link to /dev/null",
+                                  "link to fifo"])
+def test_an_output_at_a_device_fifo_or_socket_is_refused_naming_it(
+        tmp_path: Path, kind: str, folder: bool) -> None:
+    """An output at a device, a FIFO or a socket, or a link to one, passed the check — the
+    folder around it takes a temporary file — and the output, renamed into place, would
+    have replaced it (``/dev/null`` itself, run as root). It is refused naming the path
+    and what it is, without opening it (a FIFO would block), and left as it was."""
+    import stat
+
+    from dprect.release.files import check_output_path
+
+    path, said = _special(kind, tmp_path)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    mode = path.lstat().st_mode
+    noun = "folder" if folder else "regular file"
+    with pytest.raises(ParameterError) as refused:
+        check_output_path(path, "--output", folder=folder)
+    assert str(refused.value) == (
+        f"--output {str(path)!r} {said}, not a {noun}: the output would replace it, not "
+        f"write to it; give a {'folder' if folder else 'file'} path")
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    assert path.lstat().st_mode == mode
+    if kind == "fifo":
+        assert stat.S_ISFIFO(path.stat().st_mode)

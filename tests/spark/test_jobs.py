@@ -241,6 +241,81 @@ def test_a_typo_in_the_spark_section_is_refused_before_the_run_starts(
     assert Ledger(str(ledger)).runs("ds") == []
 
 
+@pytest.mark.parametrize("job, key, at", [
+    ("fit_rectangle", "fit.output", "config"),
+    ("fit_rectangle", "fit.output", "link to config"),
+    ("aggregate", "aggregate.output", "config"),
+    ("generate_synthetic", "generate.output", "config"),
+    ("generate_synthetic", "generate.truth", "config"),
+    ("generate_synthetic", "generate.output", "config's folder"),
+    ("evaluate_rectangle", "evaluate.output", "config"),
+])
+def test_an_output_at_the_jobs_own_config_file_is_refused_before_spark_starts(
+        job: str, key: str, at: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An output key naming the job's own ``--config`` file (or a link to it, or a folder
+    the job replaces that holds it) would have the job overwrite — or, for the
+    generator's data folder, delete — its configuration after the run, under a ledger
+    after charging. It is refused in one line, exit 2, before Spark starts and before
+    the ledger is read: no row, nothing written, the config file as it was."""
+    import _common
+    import aggregate
+    from golden_cases import INPUT
+
+    from dprect.release.ledger import Ledger
+
+    module = {"fit_rectangle": fit_rectangle, "aggregate": aggregate,
+              "generate_synthetic": generate_synthetic,
+              "evaluate_rectangle": evaluate_rectangle}[job]
+
+    def started(*args: object, **kwargs: object) -> None:
+        raise AssertionError("Spark started")
+
+    monkeypatch.setattr(_common, "job_spark", started)
+    ledger = tmp_path / "ledger"
+    Ledger(ledger).init()
+    if job == "evaluate_rectangle":  # a result to evaluate: the job gets as far as Spark
+        from cli_run import run
+        from pin_data import cli_args, write_parquet
+
+        (tmp_path / "data").mkdir()
+        write_parquet(tmp_path / "data")
+        assert run(cli_args(tmp_path / "data", tmp_path / "r.json"), capsys)[0] == 0
+    home = tmp_path / "conf"
+    home.mkdir()
+    cfg = home / "job.yaml"
+    target = {"config": cfg, "link to config": tmp_path / "link.yaml",
+              "config's folder": home}[at]
+    if at == "link to config":
+        target.symlink_to(cfg)
+    section, name = key.split(".")
+    budget = {"ledger": str(ledger), "dataset": "ds", "run_id": "r1"}
+    sections = {
+        "fit": {"input": str(INPUT), "features": ["x", "y"], "label": "label",
+                "grid": "0:1:16", "epsilon": 1.0, "delta": 1e-6,
+                "output": str(tmp_path / "r.json"), **budget},
+        "aggregate": {"input": str(INPUT), "format": "csv", "columns": ["x", "y"],
+                      "statistics": ["count"], "group_by": "g", "groups": ["a", "b"],
+                      "epsilon": 1.0, "output": str(tmp_path / "r.json"), **budget},
+        "generate": {"output": str(tmp_path / "data"), "rows": 100},
+        "evaluate": {"input": str(tmp_path / "data"), "label": "label",
+                     "result": str(tmp_path / "r.json")},
+    }
+    doc = {section: {**sections[section], name: str(target)}}
+    cfg.write_text(yaml.safe_dump(doc))
+    before = _files(tmp_path)
+    capsys.readouterr()
+    code = module.main(["--config", str(cfg)])
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert code == EXIT_BAD_INPUT and len(lines) == 1, (out, err)
+    said = (f"{key} {str(target)!r} contains --config {str(cfg)!r}" if at == "config's folder"
+            else f"{key} and --config are the same path")
+    assert lines[0].startswith(f"{job}: error: ") and said in lines[0], lines
+    assert _files(tmp_path) == before
+    assert Ledger(str(ledger)).runs("ds") == []
+
+
 @pytest.mark.parametrize("item, dataset, run_id", [("dataset=010", "010", None),
                                                     ("dataset=1.10", "1.10", None),
                                                     ("run_id=1_000", "ds", "1_000"),

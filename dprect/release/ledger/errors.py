@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from dprect.core.errors import DprectError, ParameterError
+from dprect.core.validation import check_id_text
 
 _ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[@-Z\\-_])")
 RESTORE = "restore it from a backup (see 'The privacy budget ledger' in docs/operations.md)"
@@ -55,3 +56,12 @@ def check_name(value: str, what: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ParameterError(f"{what} must be a non-empty string, got {value!r}")
     return value
+
+
+def check_new_name(value: str, what: str) -> str:
+    """:func:`check_name` for a name the ledger is about to record (a reservation's
+    dataset and run id, a cap's dataset): also refused when it holds a control or
+    format character (:func:`dprect.core.validation.check_id_text`), before the ledger
+    is read. A name already recorded is still read as it is."""
+    check_id_text(value, what)
+    return check_name(value, what)

@@ -29,6 +29,7 @@ from dprect.release.ledger.errors import (
     BudgetExceededError,
     LedgerError,
     check_name,
+    check_new_name,
     one_line,
 )
 from dprect.release.ledger.log import DataFile, Snapshot
@@ -84,7 +85,7 @@ class Ledger(LedgerCompaction):
         committed last counts (commit order, not clock order); it may be below the spend,
         which then blocks every further run. A cap with δ = 0 is a pure-DP cap: it admits
         only runs with δ = 0."""
-        check_name(dataset, "dataset")
+        check_new_name(dataset, "dataset")
         cap = Cap(check_epsilon(epsilon, "cap epsilon"), check_delta(delta, "cap delta"),
                   check_neighbouring(neighbouring))
         for attempt in range(1, MAX_ATTEMPTS + 1):
@@ -152,8 +153,8 @@ class Ledger(LedgerCompaction):
 
         The check and the commit see the same verified version of the ledger (exclusive
         commit at that version + 1, re-checked after any conflict)."""
-        check_name(dataset, "dataset")
-        check_name(run_id, "run id")
+        check_new_name(dataset, "dataset")
+        check_new_name(run_id, "run id")
         neighbouring = check_neighbouring(neighbouring)
         for attempt in range(1, MAX_ATTEMPTS + 1):
             snap = self._load()
