@@ -17,6 +17,7 @@ from dprect.engines.file_schemas import (
     check_folder,
     check_types,
     footer_schema,
+    format_by_name,
     parquet_dataset,
     spark_type_name,
 )
@@ -46,12 +47,10 @@ DELTA_NEEDS_SPARK = "Delta input needs the Spark engine (--engine spark)"
 
 
 def detect_format(path: str | os.PathLike[str]) -> str:
-    """``delta`` for a folder holding ``_delta_log`` (as the Spark engine detects it),
-    ``csv`` for *.csv / *.csv.gz, ``parquet`` otherwise (files or dataset folders)."""
-    if (Path(path) / "_delta_log").is_dir():
-        return "delta"
-    name = str(path).lower()
-    return "csv" if name.endswith((".csv", ".csv.gz")) else "parquet"
+    """``delta`` for a folder holding ``_delta_log``, ``csv`` for *.csv / *.csv.gz (a
+    trailing ``/`` aside), ``parquet`` otherwise (files or dataset folders): the rule of
+    :func:`dprect.engines.file_schemas.format_by_name`, the Spark engine's too."""
+    return format_by_name(os.fspath(path), (Path(path) / "_delta_log").is_dir())
 
 
 def read_table(path: str | os.PathLike[str], columns: list[str], fmt: str | None = None

@@ -37,6 +37,17 @@ FileSchema = tuple[str, Mapping[str, str]]
 HEADER_BYTES = 1 << 20
 
 
+def format_by_name(name: str, has_delta_log: bool) -> str:
+    """The format of an input read without ``--format``, one rule for both engines:
+    ``delta`` for a folder holding ``_delta_log`` (``has_delta_log``), else ``csv`` for a
+    name ending in ``.csv`` or ``.csv.gz`` (any case; a trailing ``/`` is not part of the
+    name, so ``x.csv/`` is a CSV folder), else ``parquet`` (a file or a folder of files).
+    Pure: the caller tells whether the ``_delta_log`` folder is there."""
+    if has_delta_log:
+        return "delta"
+    return "csv" if name.lower().rstrip("/").endswith((".csv", ".csv.gz")) else "parquet"
+
+
 def data_files(folder: Path) -> list[Path]:
     """The data files of ``folder``, sorted: every file below it whose name and folders
     do not start with ``_`` or ``.``."""
@@ -305,6 +316,6 @@ def check_folder(path: str | os.PathLike[str], local: Path, fmt: str,
 
 __all__ = ["INT96_UNIT", "NOT_IN_FOLDER", "SPARK_DECIMAL_DIGITS", "FileSchema",
            "check_agreement", "check_folder", "check_readable", "check_types", "csv_header",
-           "data_files", "folder_schemas", "footer_schema", "parquet_dataset",
+           "data_files", "folder_schemas", "footer_schema", "format_by_name", "parquet_dataset",
            "parquet_schema", "readable_schema", "spark_type_name", "spark_unreadable",
            "type_text", "unlike_type"]

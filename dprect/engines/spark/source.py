@@ -59,6 +59,7 @@ from dprect.engines.file_schemas import (
     check_types,
     data_files,
     footer_schema,
+    format_by_name,
     readable_schema,
 )
 from dprect.engines.input_errors import (
@@ -322,12 +323,10 @@ def _exists(spark: SparkSession, path: str, child: str | None = None) -> bool | 
 
 
 def detect_format(spark: SparkSession, path: str) -> str:
-    """``delta`` for a folder holding ``_delta_log``, ``csv`` for *.csv / *.csv.gz,
-    ``parquet`` otherwise (a file or a folder of files)."""
-    if _exists(spark, path, "_delta_log"):
-        return "delta"
-    name = path.lower().rstrip("/")
-    return "csv" if name.endswith((".csv", ".csv.gz")) else "parquet"
+    """``delta`` for a folder holding ``_delta_log``, ``csv`` for *.csv / *.csv.gz (a
+    trailing ``/`` aside), ``parquet`` otherwise (a file or a folder of files): the rule of
+    :func:`dprect.engines.file_schemas.format_by_name`, the numpy engine's too."""
+    return format_by_name(path, bool(_exists(spark, path, "_delta_log")))
 
 
 def has_delta_extension(spark: SparkSession) -> bool:
