@@ -38,7 +38,9 @@ V ∈ [min(0, q₂L), max(0, q₂U)] with q₂ the count quantile at α₂ = α�
 A = {a : |G − a·ñ| ≤ s·H(|a|/s) + 3γ/2} holds a* with probability ≥ 1 − α (test
 inversion, Fieller-style); its hull is found by shrinking A₀ = [L − p, U − p] by
 A_{k+1} = A_k ∩ [(G − h_k)/ñ, (G + h_k)/ñ], h_k = s·H(m_k/s) + 3γ/2, m_k = max |a| on A_k
-(every A_k ⊇ A: stopping at any k is conservative). With c = 0 the interval is [L, U].
+(every A_k ⊇ A: stopping at any k is conservative). With c = 0 the interval is [L, U];
+an empty A_k (this run's noise is a miss) gives [mean, mean]. docs/privacy.md §15 states
+these formulas; tests/core/test_interval_formulas.py computes them from its text.
 
 **Coverage bounds** (bounds, docs/privacy.md §9). A bound's cell i has badness ≤ T with
 probability ≥ 1 − m·e^{−ε_each·T/2} (the exponential mechanism's utility bound, a cell of
