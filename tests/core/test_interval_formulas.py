@@ -22,11 +22,18 @@ The formulas (§15; α = 1 − λ, s = w/ε_S = γ·k/ε_S, γ = w/k):
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import dataclass
+from fractions import Fraction
 
 import pytest
 
-from dprect.core.intervals import mean_interval, sum_interval
+from dprect.core.intervals import (
+    grid_points,
+    mean_interval,
+    mixed_quantile_at,
+    sum_interval,
+)
 
 #: docs/privacy.md §15's constants, written out (not imported)
 SPLIT = 0.01
@@ -197,3 +204,58 @@ def test_the_mean_interval_is_the_documented_formula(name: str) -> None:
         assert _close(got, want, plan.upper - plan.lower), (name, noisy_count, got, want)
         assert plan.lower <= got[0] <= got[1] <= plan.upper
     assert plan.code_mean(0, 3) == plan.doc_mean(0, 3) == (plan.lower, plan.upper)
+
+
+def _exact_hull(plan: Plan, noisy_count: int, noisy_sum: int
+                ) -> tuple[Fraction, Fraction] | None:
+    """The mean's hull computed EXACTLY (Fractions) from the floats the code starts from —
+    γ, s = γ·k/ε_S, H's values (the code's grid and table: :func:`mixed_quantile_at` at
+    the first grid point ≥ the exact |a|/s), ñ, p, L, U —, in at most 12 rounds; None
+    when a round empties the set."""
+    alpha = 1.0 - plan.level
+    gamma, s = Fraction(plan.gamma), Fraction(plan.s)
+    lower, upper, p = Fraction(plan.lower), Fraction(plan.upper), Fraction(plan.pivot)
+    g, n = gamma * noisy_sum, Fraction(noisy_count)
+    points = [Fraction(x) for x in grid_points().tolist()]
+    lo, hi = lower - p, upper - p
+    for _ in range(ROUNDS):
+        r = max(abs(lo), abs(hi)) / s
+        # |a|/s ≤ w·ε_S/w = ε_S: the grid (up to ~1.3·10^4) holds it; H at its first
+        # point ≥ r (r ≤ the first point: that point's)
+        assert r <= points[-1]
+        at = next(x for x in points if x >= r)
+        v = Fraction(mixed_quantile_at(float(at), plan.count_epsilon, alpha))
+        h = s * v + Fraction(3, 2) * gamma
+        new = max(lo, (g - h) / n), min(hi, (g + h) / n)
+        if new[0] > new[1]:
+            return None
+        if new == (lo, hi):
+            break
+        lo, hi = new
+    return max(lower, p + lo), min(upper, p + hi)
+
+
+def test_the_mean_interval_holds_the_exact_hull() -> None:
+    """Each end of the released mean's interval is rounded outward (every float operation
+    moved one float out: docs/privacy.md §15, Mean), so it holds the hull computed
+    exactly from the same floats; computed to nearest, an end lay an ulp or two inside it
+    in about half the cells."""
+    gen = random.Random(20261203)
+    checked = 0
+    for _ in range(300):
+        lower = gen.uniform(-50, 50)
+        upper = lower + gen.choice([1e-3, 0.7, 3.0, 90.0, 1e4])
+        plan = Plan(gen.choice([0.05, 0.13, 0.6]), gen.choice([0.3, 0.87, 2.0]),
+                    1 << gen.choice([0, 1, 3, 10, 30]), gen.choice([0.9, 0.95]), lower,
+                    upper, gen.uniform(lower, upper))
+        noisy_count = gen.choice([3, 40, 700, 25_000])
+        truth = gen.uniform(plan.lower, plan.upper) - plan.pivot  # a* for S̃ ≈ a*·n/γ
+        noisy_sum = round(truth * noisy_count / plan.gamma) + gen.randint(-3, 3) * plan.k
+        exact = _exact_hull(plan, noisy_count, noisy_sum)
+        if exact is None:
+            continue
+        low, high = plan.code_mean(noisy_count, noisy_sum)
+        assert Fraction(low) <= exact[0] and exact[1] <= Fraction(high), (plan, noisy_count,
+                                                                          noisy_sum)
+        checked += 1
+    assert checked > 250
