@@ -38,7 +38,14 @@ V ∈ [min(0, q₂L), max(0, q₂U)] with q₂ the count quantile at α₂ = α�
 A = {a : |G − a·ñ| ≤ s·H(|a|/s) + 3γ/2} holds a* with probability ≥ 1 − α (test
 inversion, Fieller-style); its hull is found by shrinking A₀ = [L − p, U − p] by
 A_{k+1} = A_k ∩ [(G − h_k)/ñ, (G + h_k)/ñ], h_k = s·H(m_k/s) + 3γ/2, m_k = max |a| on A_k
-(every A_k ⊇ A: stopping at any k is conservative). With c = 0 the interval is [L, U].
+(every A_k ⊇ A: stopping at any k is conservative). Rounded outward: every float
+operation's result is moved one float outward from its correctly rounded value — G = γ·S̃
+down and up, A₀'s ends and the ends of each A_k out, |a|/s, s·H, 3γ/2 and h_k up — so the
+stated interval holds the hull computed exactly from the floats γ, s, H's values, ñ, p,
+L and U (computed to nearest, an end could lie an ulp or two inside it). With c = 0 the
+interval is [L, U]; an empty A_k (this run's noise is a miss) gives [mean, mean].
+docs/privacy.md §15 states these formulas; tests/core/test_interval_formulas.py computes
+them from its text.
 
 **Coverage bounds** (bounds, docs/privacy.md §9). A bound's cell i has badness ≤ T with
 probability ≥ 1 − m·e^{−ε_each·T/2} (the exponential mechanism's utility bound, a cell of
@@ -375,20 +382,35 @@ def mean_interval(mean: float, noisy_count: int, noisy_sum: int, pivot: float,
         g = gamma * noisy_sum
     except OverflowError:
         return lower, upper
-    lo, hi = lower - pivot, upper - pivot
+    lo, hi = _down(lower - pivot), _up(upper - pivot)
     if not (math.isfinite(g) and math.isfinite(lo) and math.isfinite(hi)):
         return lower, upper
     n = float(noisy_count)
+    g_lo, g_hi = _down(g), _up(g)  # G = γ·S̃ lies between them
     for _ in range(rounds):
         m = max(abs(lo), abs(hi))
-        h = s * mixed_quantile_at(m / s, count_rate, alpha) + 1.5 * gamma
-        new_lo, new_hi = max(lo, (g - h) / n), min(hi, (g + h) / n)
+        # each float operation's result moved one float outward (h, |a|/s up; the ends
+        # out): the ends hold those of the hull computed exactly (module notes, Mean)
+        v = mixed_quantile_at(_up(m / s), count_rate, alpha)
+        h = _up(_up(s * v) + _up(1.5 * gamma))
+        new_lo = max(lo, _down(_down(g_lo - h) / n))
+        new_hi = min(hi, _up(_up(g_hi + h) / n))
         if new_lo > new_hi:  # the set is empty: this run's noise fell outside it
             return mean, mean
         if (new_lo, new_hi) == (lo, hi):
             break
         lo, hi = new_lo, new_hi
-    return max(lower, pivot + lo), min(upper, pivot + hi)
+    return max(lower, _down(pivot + lo)), min(upper, _up(pivot + hi))
+
+
+def _down(x: float) -> float:
+    """The float below ``x``: below the exact value whose correctly rounded float is x."""
+    return math.nextafter(x, -math.inf)
+
+
+def _up(x: float) -> float:
+    """The float above ``x`` (:func:`_down`'s mirror)."""
+    return math.nextafter(x, math.inf)
 
 
 def query_intervals(statistics: tuple[str, ...], level: float, count_epsilon: float,

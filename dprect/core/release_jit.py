@@ -270,6 +270,18 @@ def _pmin(a: float, b: float) -> float:
     return b if b < a else a
 
 
+@_jit
+def _down(x: float) -> float:
+    """``math.nextafter(x, -inf)`` (intervals._down)."""
+    return np.nextafter(x, -np.inf)
+
+
+@_jit
+def _up(x: float) -> float:
+    """``math.nextafter(x, inf)`` (intervals._up)."""
+    return np.nextafter(x, np.inf)
+
+
 #: a pivot cost's two terms in the compiled comparison: 0 or of magnitude in
 #: [2^−500, 2^500] (their squares and sums normal floats); else the cell's pivot is Python's
 _TERM_LOW, _TERM_HIGH = 2.0 ** -500, 2.0 ** 500
@@ -440,22 +452,25 @@ def release_block(start: int, keys: Any, counts: Any, sums: Any, at: Any, kl: An
             else:
                 s = gamma * sens / sum_eps[c]
                 g = gamma * float(noisy_s)
-                a, b = low - p, high - p
+                g_lo, g_hi = _down(g), _up(g)
+                a, b = _down(low - p), _up(high - p)
                 if not (math.isfinite(g) and math.isfinite(a) and math.isfinite(b)):
                     out[c, 6], out[c, 7] = low, high
                 else:
                     nf = float(nn)
                     state = 0  # 0 shrunk to the end or stable, 1 empty, 2 Python
                     for _ in range(12):
-                        r = _pmax(abs(a), abs(b)) / s
+                        r = _up(_pmax(abs(a), abs(b)) / s)
                         if not math.isfinite(r):
                             state = 2
                             break
                         v, need = _quantile(r, grid, tables[1], q_far[1], log_far[1])
                         if need >= 0:
                             return c, 1, need
-                        h = s * v + 1.5 * gamma
-                        new_a, new_b = _pmax(a, (g - h) / nf), _pmin(b, (g + h) / nf)
+                        # rounded outward, as intervals.mean_interval rounds them
+                        h = _up(_up(s * v) + _up(1.5 * gamma))
+                        new_a = _pmax(a, _down(_down(g_lo - h) / nf))
+                        new_b = _pmin(b, _up(_up(g_hi + h) / nf))
                         if new_a > new_b:  # the set is empty
                             state = 1
                             break
@@ -467,7 +482,8 @@ def release_block(start: int, keys: Any, counts: Any, sums: Any, at: Any, kl: An
                     if state == 1:
                         out[c, 6], out[c, 7] = mean, mean
                     else:
-                        out[c, 6], out[c, 7] = _pmax(low, p + a), _pmin(high, p + b)
+                        out[c, 6] = _pmax(low, _down(p + a))
+                        out[c, 7] = _pmin(high, _up(p + b))
         out[c, 8] = gamma
         status[c] = DONE
     return n, -1, -1

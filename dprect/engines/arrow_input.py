@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -14,9 +15,11 @@ import pyarrow.csv as pcsv
 
 from dprect.core.errors import InputDataError
 from dprect.engines.file_schemas import (
+    FirstFooter,
     check_folder,
     check_types,
     footer_schema,
+    format_by_name,
     parquet_dataset,
     spark_type_name,
 )
@@ -46,12 +49,10 @@ DELTA_NEEDS_SPARK = "Delta input needs the Spark engine (--engine spark)"
 
 
 def detect_format(path: str | os.PathLike[str]) -> str:
-    """``delta`` for a folder holding ``_delta_log`` (as the Spark engine detects it),
-    ``csv`` for *.csv / *.csv.gz, ``parquet`` otherwise (files or dataset folders)."""
-    if (Path(path) / "_delta_log").is_dir():
-        return "delta"
-    name = str(path).lower()
-    return "csv" if name.endswith((".csv", ".csv.gz")) else "parquet"
+    """``delta`` for a folder holding ``_delta_log``, ``csv`` for *.csv / *.csv.gz (a
+    trailing ``/`` aside), ``parquet`` otherwise (files or dataset folders): the rule of
+    :func:`dprect.engines.file_schemas.format_by_name`, the Spark engine's too."""
+    return format_by_name(os.fspath(path), (Path(path) / "_delta_log").is_dir())
 
 
 def read_table(path: str | os.PathLike[str], columns: list[str], fmt: str | None = None
@@ -89,19 +90,28 @@ def read_table(path: str | os.PathLike[str], columns: list[str], fmt: str | None
             _check_csv_typed(table, str(path))
             table = _csv_types_as_spark(table)
         else:
-            check_folder(path, p, fmt, columns)
+            first = check_folder(path, p, fmt, columns)
             dataset = parquet_dataset(p)
             check_types(path, dataset.schema, columns)
             missing = [c for c in columns if c not in dataset.schema.names]
             if missing:
                 raise missing_columns(path, missing, dataset.schema.names)
             table = _parquet_types_as_spark(dataset.to_table(columns=columns),
-                                            footer_schema(Path(dataset.files[0]))
-                                            if dataset.files else None)
+                                            _first_footer(dataset, first))
     missing = [c for c in columns if c not in table.column_names]
     if missing:
         raise missing_columns(path, missing, table.column_names)
     return table.select(columns)
+
+
+def _first_footer(dataset: Any, first: FirstFooter | None) -> Any:
+    """The :func:`~dprect.engines.file_schemas.footer_schema` of ``dataset``'s first
+    file: the one :func:`~dprect.engines.file_schemas.check_folder` read (``first``) when
+    it is that file, so its footer is not read twice; None for a dataset of no file."""
+    if not dataset.files:
+        return None
+    file = Path(dataset.files[0])
+    return first[1] if first is not None and first[0] == file else footer_schema(file)
 
 
 def _check_csv_typed(table: pa.Table, path: str) -> None:

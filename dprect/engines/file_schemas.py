@@ -8,8 +8,10 @@ in silence: a renamed column comes back null (its rows dropped), a text column i
 numbers (and the cast's error quotes a cell), a CSV file with its columns in another order
 feeds one column's values to another. So before anything is reserved,
 :func:`check_folder` reads the schema of every data file — Parquet footers
-(:func:`pyarrow.parquet.read_schema`) and CSV header rows, never a row — and refuses the
-input in one line naming the column and the two types (or places), schema only.
+(:func:`parquet_footer`) and CSV header rows, never a row — and refuses the input in one
+line naming the column and the two types (or places), schema only. Each footer is read
+once: the first file's schema as Spark types it is handed on to the engines
+(:data:`FirstFooter`), which type their read from it.
 
 Data files are listed as Spark and pyarrow list them: every file under the folder,
 recursively, except names starting with ``_`` or ``.`` (``_SUCCESS``, ``_delta_log``,
@@ -35,6 +37,17 @@ from dprect.engines.input_errors import EXPECTED, reading
 FileSchema = tuple[str, Mapping[str, str]]
 #: the most header bytes read from a CSV file (a header is a line of column names)
 HEADER_BYTES = 1 << 20
+
+
+def format_by_name(name: str, has_delta_log: bool) -> str:
+    """The format of an input read without ``--format``, one rule for both engines:
+    ``delta`` for a folder holding ``_delta_log`` (``has_delta_log``), else ``csv`` for a
+    name ending in ``.csv`` or ``.csv.gz`` (any case; a trailing ``/`` is not part of the
+    name, so ``x.csv/`` is a CSV folder), else ``parquet`` (a file or a folder of files).
+    Pure: the caller tells whether the ``_delta_log`` folder is there."""
+    if has_delta_log:
+        return "delta"
+    return "csv" if name.lower().rstrip("/").endswith((".csv", ".csv.gz")) else "parquet"
 
 
 def data_files(folder: Path) -> list[Path]:
@@ -177,10 +190,20 @@ def footer_schema(file: Path) -> Any:
     Arrow's reading differs: a legacy INT96 timestamp as a timestamp in UTC, in
     :data:`INT96_UNIT` (Spark reads INT96 as ``timestamp``, Arrow as nanoseconds without
     a zone)."""
-    import pyarrow as pa
+    return _spark_footer(_open_footer(file))
+
+
+def _open_footer(file: Path) -> Any:
+    """A Parquet file opened for its footer (read here, once), INT96 in :data:`INT96_UNIT`."""
     import pyarrow.parquet as pq
 
-    footer = pq.ParquetFile(file, coerce_int96_timestamp_unit=INT96_UNIT)
+    return pq.ParquetFile(file, coerce_int96_timestamp_unit=INT96_UNIT)
+
+
+def _spark_footer(footer: Any) -> Any:
+    """:func:`footer_schema` of an opened file (:func:`_open_footer`)."""
+    import pyarrow as pa
+
     legacy = {footer.schema.column(i).path for i in range(len(footer.schema))
               if footer.schema.column(i).physical_type == "INT96"}
     schema = footer.schema_arrow
@@ -214,23 +237,32 @@ NOT_IN_FOLDER = ("every data file of a Parquet folder must be Parquet: move this
 def parquet_schema(file: Path, fix: str | None = None) -> dict[str, str]:
     """A Parquet file's columns and their types, from its footer only; a file that is not
     Parquet (or is damaged) is refused naming it, then ``fix`` when given."""
+    return parquet_footer(file, fix)[0]
+
+
+def parquet_footer(file: Path, fix: str | None = None) -> tuple[dict[str, str], Any]:
+    """:func:`parquet_schema` and :func:`footer_schema` of a Parquet file, from one read
+    of its footer. The types of the first are Arrow's default reading of the footer (as
+    :func:`pyarrow.parquet.read_schema` gives them: INT96 in nanoseconds), those of the
+    second as Spark types the columns."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     said = None if fix is None else f"{EXPECTED['parquet']}; {fix}"
     with reading(file, "parquet", (pa.ArrowException, OSError, ValueError),
                  problem=lambda _exc: said):
-        schema = pq.read_schema(file)
-    return {f.name: type_text(f.type) for f in schema}
+        footer = _open_footer(file)
+        read = footer.schema.to_arrow_schema()  # Arrow's default reading: INT96 in ns
+        spark = _spark_footer(footer)
+    return {f.name: type_text(f.type) for f in read}, spark
 
 
-def _folder_parquet_schema(file: Path) -> dict[str, str]:
-    """:func:`parquet_schema` of a file of a Parquet folder: a file that is not Parquet —
-    a README, a CSV file beside the Parquet ones — is refused saying what to do with it
-    (a folder of CSV files: ``--format csv`` on the Spark engine)."""
+def _folder_fix(file: Path) -> str:
+    """What to do about a file of a Parquet folder that is not Parquet — a README, a CSV
+    file beside the Parquet ones (a folder of CSV files: ``--format csv`` on the Spark
+    engine)."""
     csv = file.name.lower().endswith((".csv", ".csv.gz"))
-    return parquet_schema(file, f"{NOT_IN_FOLDER}; a folder of CSV files needs --format "
-                                "csv (on the Spark engine)" if csv else NOT_IN_FOLDER)
+    return (f"{NOT_IN_FOLDER}; a folder of CSV files needs --format csv (on the Spark "
+            "engine)" if csv else NOT_IN_FOLDER)
 
 
 def csv_header(file: Path) -> dict[str, str]:
@@ -248,8 +280,28 @@ def csv_header(file: Path) -> dict[str, str]:
 def folder_schemas(folder: Path, fmt: str) -> list[FileSchema]:
     """The schema of every data file of ``folder`` (:func:`data_files`) read as ``fmt``
     (``parquet``: footers; ``csv``: header rows)."""
-    read = _folder_parquet_schema if fmt == "parquet" else csv_header
-    return [(f.relative_to(folder).as_posix(), read(f)) for f in data_files(folder)]
+    return _folder_schemas(folder, fmt)[0]
+
+
+#: the first data file of a local Parquet folder and its :func:`footer_schema`, handed on
+#: by :func:`check_folder` so that the engines do not read that footer again
+FirstFooter = tuple[Path, Any]
+
+
+def _folder_schemas(folder: Path, fmt: str) -> tuple[list[FileSchema], FirstFooter | None]:
+    """:func:`folder_schemas`, and for a Parquet folder with a data file its first file's
+    :func:`footer_schema` (from the same read of its footer)."""
+    files = data_files(folder)
+    if fmt != "parquet":
+        return [(f.relative_to(folder).as_posix(), csv_header(f)) for f in files], None
+    schemas: list[FileSchema] = []
+    first: FirstFooter | None = None
+    for f in files:
+        types, spark = parquet_footer(f, _folder_fix(f))
+        if first is None:
+            first = (f, spark)
+        schemas.append((f.relative_to(folder).as_posix(), types))
+    return schemas, first
 
 
 def _in(kind: str | None, file: str) -> str:
@@ -287,24 +339,30 @@ def check_readable(files: Sequence[Path]) -> None:
 
 
 def check_folder(path: str | os.PathLike[str], local: Path, fmt: str,
-                 columns: Sequence[str]) -> None:
+                 columns: Sequence[str]) -> FirstFooter | None:
     """:func:`check_agreement` for the input ``path`` when it is a local folder of
     ``fmt`` (``parquet`` or ``csv``) files (``local`` its place on this machine); a single
     file, or another format, is left alone. A folder with no data file is refused as
     such (a wrong path, or a table not written yet), on both engines alike: pyarrow read
-    it as a table without columns, Spark as a schema it cannot infer."""
+    it as a table without columns, Spark as a schema it cannot infer.
+
+    Returns, for a Parquet folder, its first data file and that file's
+    :func:`footer_schema` (:data:`FirstFooter`, from the footer read here), so an engine
+    that types its read from one footer need not read it again; None otherwise."""
     if fmt in ("parquet", "csv") and local.is_dir():
-        schemas = folder_schemas(local, fmt)
+        schemas, first = _folder_schemas(local, fmt)
         if not schemas:
             raise InputDataError(
                 f"input {os.fspath(path)!r} is a folder with no data files (files whose "
                 "names start with _ or . are skipped): give the table's file or the "
                 "folder that holds its files")
         check_agreement(os.fspath(path), schemas, columns)
+        return first
+    return None
 
 
-__all__ = ["INT96_UNIT", "NOT_IN_FOLDER", "SPARK_DECIMAL_DIGITS", "FileSchema",
+__all__ = ["INT96_UNIT", "NOT_IN_FOLDER", "SPARK_DECIMAL_DIGITS", "FileSchema", "FirstFooter",
            "check_agreement", "check_folder", "check_readable", "check_types", "csv_header",
-           "data_files", "folder_schemas", "footer_schema", "parquet_dataset",
-           "parquet_schema", "readable_schema", "spark_type_name", "spark_unreadable",
-           "type_text", "unlike_type"]
+           "data_files", "folder_schemas", "footer_schema", "format_by_name",
+           "parquet_dataset", "parquet_footer", "parquet_schema", "readable_schema",
+           "spark_type_name", "spark_unreadable", "type_text", "unlike_type"]

@@ -37,7 +37,10 @@ means: a histogram of the means of the groups with rows enough and, on the same 
 those flagged ``below_row_need`` (grey outline); above it a bar as wide as the groups'
 median noise interval (``mean_high − mean_low``, or twice the sd bound of an older
 record), centred on the median mean, and the panel's note gives that median width and
-the width 90% of the groups stay under (:func:`_draw_column_spread`). The view spans the
+the width 90% of the groups stay under (:func:`_draw_column_spread`). A panel whose groups
+are all flagged has no such median and draws no bar: its note says so
+(:data:`NO_BAR`), and so does the figure's title when no panel draws one for that reason
+(``bar (where drawn)`` when some panels draw one and others not). The view spans the
 means of the groups with rows enough (of every group when none has) from their
 :data:`TRIM` to their 1 − :data:`TRIM` quantile; a mean beyond it is counted out of view
 in the note, never handed to matplotlib.
@@ -301,12 +304,24 @@ def spread_item(row: Mapping[str, Any], sum_epsilon: float, count_epsilon: float
     return ("ok", mean, down + up if math.isfinite(down + up) else None)
 
 
-def _draw_column_spread(ax: Any, column: str, items: Sequence[SpreadItem]) -> int:
+#: a many-groups panel's note, and the figure's title, when every group of the panel (of
+#: every panel) is flagged ``below_row_need``: there is no median noise interval to draw
+NO_BAR = "every group below its row need: no bar"
+#: what a many-groups panel drew for its bar (:func:`_draw_column_spread`): ``"drawn"``;
+#: ``"flagged"``, none as every group is flagged below the row need; ``"none"``, none for
+#: another reason (no group with rows enough has a finite mean or interval, the interval
+#: reaches out of the view)
+BarDrawn = str
+
+
+def _draw_column_spread(ax: Any, column: str, items: Sequence[SpreadItem],
+                        bars: list[BarDrawn] | None = None) -> int:
     """One column's panel for many groups (module notes), from its groups'
     :func:`spread_item`: the histogram of the groups' released means (rows enough;
     flagged ``below_row_need`` in grey), a bar of the median noise interval's width at
     the median mean, and a note with that width and its 90th percentile over the groups
-    with rows enough; returns how many means are out of view."""
+    with rows enough — or :data:`NO_BAR` when every group is flagged; returns how many
+    means are out of view, and appends what it drew for its bar to ``bars`` when given."""
     import numpy as np
 
     ok = [mean for kind, mean, _ in items if kind == "ok" and mean is not None]
@@ -317,6 +332,10 @@ def _draw_column_spread(ax: Any, column: str, items: Sequence[SpreadItem]) -> in
     out = histograms(ax, [("groups with rows enough", ok, POINT, True),
                           ("below_row_need", few, FEW, False)], view)
     notes = [f"{len(items):,} groups"]
+    bar: BarDrawn = "none"
+    if few and not ok and not skipped:
+        notes.append(NO_BAR)
+        bar = "flagged"
     if widths:
         median, p90 = (float(v) for v in np.quantile(widths, [0.5, 0.9]))
         notes.append(f"noise interval width: median {median:.3g}, 90% of groups <= {p90:.3g}")
@@ -327,6 +346,9 @@ def _draw_column_spread(ax: Any, column: str, items: Sequence[SpreadItem]) -> in
                         xerr=[[median / 2], [median / 2]], fmt="|", color="black",
                         capsize=4, lw=1.2, label="median noise interval",
                         gid=f"median interval {column}")
+            bar = "drawn"
+    if bars is not None:
+        bars.append(bar)
     finish_panel(ax, column, "DP mean", notes,
                  f"{out:,} mean(s) out of view" if out else None,
                  f"{skipped:,} group(s) without a finite mean not drawn" if skipped else None)
@@ -362,6 +384,13 @@ def _describe_drawing(record: Mapping[str, Any], rows: RowPass, *, title: str | 
     per_column = record["plan"]["per_column"]
     sum_eps, count_eps = float(per_column["sum_epsilon"]), float(per_column["count_epsilon"])
     groups = len(record["groups"])
+    bars: list[BarDrawn] = []  # each many-groups panel's, drawn before the title
+
+    def bar_line() -> str:
+        if bars and all(b == "flagged" for b in bars):
+            return NO_BAR
+        where = "" if all(b == "drawn" for b in bars) else " (where drawn)"
+        return f"bar{where}: the median noise interval's width (clipping bias not included)"
 
     def subtitle(many: bool) -> str:
         g = record["privacy"]
@@ -371,22 +400,23 @@ def _describe_drawing(record: Mapping[str, Any], rows: RowPass, *, title: str | 
                 f"{needs[0]:,}–{needs[-1]:,} (per column)")
         guarantee = f"({float(g['epsilon']):.3g}, {float(g['delta']):.2g})-DP in one charge"
         if many:
-            return (f"DP means of {groups:,} groups, {guarantee}\nbar: the median noise "
-                    "interval's width (clipping bias not included)\ngrey: below_row_need "
-                    f"(fewer than {need} rows released:\nthe mean may be far off)")
+            return (f"DP means of {groups:,} groups, {guarantee}\n{bar_line()}\ngrey: "
+                    f"below_row_need (fewer than {need} rows released:\nthe mean may be far "
+                    "off)")
         level = record["plan"].get("interval_level")
-        bars = ("bars: ± the noise's sd (a bound from the plan's public scales\nand the "
+        marks = ("bars: ± the noise's sd (a bound from the plan's public scales\nand the "
                 "released values" if level is None else  # a record made before the intervals
                 f"bars: the mean's noise interval at level {float(level):g} (mean_low to "
                 "mean_high,\nfrom the plan and the released values")
-        return (f"DP means per group, {guarantee}\n{bars}; clipping bias not included)"
+        return (f"DP means per group, {guarantee}\n{marks}; clipping bias not included)"
                 f"\nhollow grey: below_row_need (fewer than {need} rows released:\nthe "
                 "mean may be far off)")
 
     return grouped_figure(
         record, rows,
         lambda ax, column, rows: _draw_column(ax, column, rows, sum_eps, count_eps),
-        _draw_column_spread, subtitle, lambda out, many: (f"{out} mean(s) out of view" if many else
+        lambda ax, column, items: _draw_column_spread(ax, column, items, bars), subtitle,
+        lambda out, many: (f"{out} mean(s) out of view" if many else
                                      f"triangles at a panel's edge: {out} mean(s) out of view"),
         title=title, dpi=dpi, keep=lambda row: spread_item(row, sum_eps, count_eps))
 

@@ -1,4 +1,4 @@
-"""The noise intervals (dprect/core/intervals.py, docs/privacy.md §12): their constants
+"""The noise intervals (dprect/core/intervals.py, docs/privacy.md §15): their constants
 against the exact law the samplers draw, and their coverage measured on seeded runs of the
 mechanisms, with a power check (a wrong level is detected)."""
 

@@ -13,7 +13,9 @@ reference path they replaced, bit for bit:
   statistics, count/mean with a variance and a std (the sums of squares), and the bounds
   alone — gives the released rows recorded in tests/data/golden/describe_many_groups.json,
   recorded from main at 895d51f before the change (every column recorded is compared;
-  one added since by post-processing is not). A change in any draw fails it.
+  one added since by post-processing is not). A change in any draw fails it. The
+  interval ends of the mean, variance and std were re-recorded (the recorded columns
+  only) when the mean's interval was rounded outward (session 48: each end moved out).
 
 Set ``DPRECT_GOLDEN_WRITE=1`` to re-record (only when an output is MEANT to change).
 """

@@ -218,3 +218,52 @@ def test_a_plot_of_many_groups_keeps_a_few_values_per_group(quantiles: dict, mea
         assert reads == [1] and len(kept) == 2 * 300
         assert not any(isinstance(k, dict) and {"group", "column"} & set(k) for k in kept)
         spool.close()
+
+
+def _flagged(record: dict, columns: set[str]) -> dict:
+    """:func:`_widened` ``record`` of MANY_GROUPS + 1 groups, every group of ``columns``
+    below the plan's row need: its count there that of the run's small group (40 rows;
+    the flag is made from the released count and the plan when the rows are read)."""
+    out = _widened(record, MANY_GROUPS + 1)
+    small = {r["column"]: r for r in table_rows(record) if r["below_row_need"]}
+    assert set(small) >= columns
+    for row in out["results"]:
+        if row["column"] in columns:
+            row["count"] = small[row["column"]]["count"]
+    assert all(r["below_row_need"] == (r["column"] in columns) for r in table_rows(out))
+    return out
+
+
+def _panel_notes(fig: Any) -> dict[str, str]:
+    """Each panel's note (its legend's title), by the panel's column."""
+    return {ax.get_title(): ax.get_legend().get_title().get_text() for ax in fig.axes
+            if ax.get_legend() is not None}
+
+
+def test_a_panel_of_flagged_groups_says_it_draws_no_bar(means: dict) -> None:
+    """Past MANY_GROUPS, a panel whose groups are all flagged below_row_need has no median
+    noise interval and draws no bar: its note and the figure's title say so, instead of
+    promising the bar (the title did); with some panels drawing one, the title says where
+    drawn."""
+    bar = "bar: the median noise interval's width"
+    fig = render_describe_figure(_flagged(means, set()))
+    assert {"median interval x", "median interval y"} <= _gids(fig)
+    assert bar in fig._suptitle.get_text() and "no bar" not in fig._suptitle.get_text()
+    assert not any("no bar" in n for n in _panel_notes(fig).values())
+
+    fig = render_describe_figure(_flagged(means, {"x", "y"}))
+    assert not any(g.startswith("median interval") for g in _gids(fig))
+    title = fig._suptitle.get_text()
+    assert "every group below its row need: no bar" in title.splitlines()
+    assert "bar:" not in title and "bar (where drawn)" not in title
+    notes = _panel_notes(fig)
+    assert set(notes) == {"x", "y"}
+    assert all("every group below its row need: no bar" in n for n in notes.values())
+
+    fig = render_describe_figure(_flagged(means, {"x"}))
+    assert "median interval y" in _gids(fig) and "median interval x" not in _gids(fig)
+    title = fig._suptitle.get_text()
+    assert "bar (where drawn): the median noise interval's width" in title
+    assert "every group below its row need: no bar" not in title
+    notes = _panel_notes(fig)
+    assert "no bar" in notes["x"] and "no bar" not in notes["y"]

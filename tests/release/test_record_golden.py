@@ -11,7 +11,10 @@ for byte (``json.dumps(record, indent=2)``). The "default" and "spread" digests 
 re-recorded once when the plan gained its pooled split (issue #41/#42, docs/privacy.md
 §11, Lemma D6: the record's plan and check route state it); their released rows did not
 change (tests/engines/test_many_groups_golden.py compares them with the 895d51f record:
-every column of these runs has an anchor, so none takes the pooled split).
+every column of these runs has an anchor, so none takes the pooled split). Their csv,
+json and record digests were re-recorded again when the mean's interval was rounded
+outward (session 48: only the mean, variance and std ends moved, each one float or more
+outward; the summary and overview lines unchanged).
 
 Set ``DPRECT_GOLDEN_WRITE=1`` to re-record (only when an output is MEANT to change)."""
 

@@ -53,12 +53,14 @@ from dprect.core.request import Source, check_snapshot
 from dprect.engines.file_schemas import (
     SPARK_DECIMAL_DIGITS,
     FileSchema,
+    FirstFooter,
     check_agreement,
     check_folder,
     check_readable,
     check_types,
     data_files,
     footer_schema,
+    format_by_name,
     readable_schema,
 )
 from dprect.engines.input_errors import (
@@ -322,12 +324,10 @@ def _exists(spark: SparkSession, path: str, child: str | None = None) -> bool | 
 
 
 def detect_format(spark: SparkSession, path: str) -> str:
-    """``delta`` for a folder holding ``_delta_log``, ``csv`` for *.csv / *.csv.gz,
-    ``parquet`` otherwise (a file or a folder of files)."""
-    if _exists(spark, path, "_delta_log"):
-        return "delta"
-    name = path.lower().rstrip("/")
-    return "csv" if name.endswith((".csv", ".csv.gz")) else "parquet"
+    """``delta`` for a folder holding ``_delta_log``, ``csv`` for *.csv / *.csv.gz (a
+    trailing ``/`` aside), ``parquet`` otherwise (a file or a folder of files): the rule of
+    :func:`dprect.engines.file_schemas.format_by_name`, the numpy engine's too."""
+    return format_by_name(path, bool(_exists(spark, path, "_delta_log")))
 
 
 def has_delta_extension(spark: SparkSession) -> bool:
@@ -385,11 +385,12 @@ def read_source(spark: SparkSession, path: str | os.PathLike[str], *,
         if columns and _is_local(text) and _local_path(text).is_dir():
             _check_data_files(df, text)
     else:
+        first = None
         if columns and not globbed and _is_local(text):
-            check_folder(text, _local_path(text), fmt, columns)
+            first = check_folder(text, _local_path(text), fmt, columns)
         elif columns and not globbed and fmt == "parquet":
             check_agreement(text, _hadoop_parquet_schemas(spark, text, columns), columns)
-        declared = (_declared_schema(spark, text, columns)
+        declared = (_declared_schema(spark, text, columns, first)
                     if fmt == "parquet" and not globbed and _is_local(text) else None)
         try:
             if fmt == "csv":
@@ -479,8 +480,8 @@ def _parquet_type_text(field: Any) -> str:
     return text if logical is None else f"{text} ({logical.toString()})"
 
 
-def _declared_schema(spark: SparkSession, path: str, columns: Sequence[str]
-                     ) -> StructType | None:
+def _declared_schema(spark: SparkSession, path: str, columns: Sequence[str],
+                     first: FirstFooter | None = None) -> StructType | None:
     """How a local Parquet input is read: from one data file's footer (no row), a column
     read of a type the engines do not read alike is refused
     (:func:`dprect.engines.file_schemas.check_types`, the numpy engine's check), and when
@@ -489,17 +490,22 @@ def _declared_schema(spark: SparkSession, path: str, columns: Sequence[str]
     read, the schema Spark reads it with: every other column, typed as Spark types it
     (:func:`_spark_schema`), so the unread ones are skipped as the numpy engine skips them.
     None: Spark infers the schema itself (no such column, or a footer that cannot be
-    read here — Spark's read then says why)."""
+    read here — Spark's read then says why). ``first``: the folder's first data file and
+    its footer's schema as :func:`~dprect.engines.file_schemas.check_folder` read it, so
+    that footer is not read again."""
     import pyarrow as pa
 
-    local = _local_path(path)
-    file = local if local.is_file() else next(iter(data_files(local)), None)
-    if file is None:
-        return None
-    try:
-        schema = footer_schema(file)
-    except (pa.ArrowException, OSError, ValueError):
-        return None
+    if first is not None:
+        schema = first[1]
+    else:
+        local = _local_path(path)
+        file = local if local.is_file() else next(iter(data_files(local)), None)
+        if file is None:
+            return None
+        try:
+            schema = footer_schema(file)
+        except (pa.ArrowException, OSError, ValueError):
+            return None
     check_types(path, schema, columns)
     kept = readable_schema(schema)
     return None if kept is None else _spark_schema(spark, kept)
