@@ -166,6 +166,11 @@ class QuantilePlan:
     beta: float = 1e-3
     #: the stated level of each cell's ``rank_error`` (:attr:`interval_rank_error`)
     interval_level: float = DEFAULT_LEVEL
+    #: the row need of a small group's own centre (:meth:`centre_rows` of the small split
+    #: at ``beta``): a cell whose noisy count is below it is pooled (:meth:`pooled`) — its
+    #: quantiles are drawn near ONE centre per column drawn from the pooled rows of all
+    #: such cells of the column (docs/privacy.md §11a, Lemma Q5); 0: no pooling
+    pool_rows: int = 0
     #: what the independent check re-derived (docs/privacy.md §10), set by the planner
     check: CheckReport | None = None
 
@@ -204,7 +209,13 @@ class QuantilePlan:
     def _small(self) -> QuantilePlan:
         """The small groups' split (:meth:`branch`), made once."""
         return dataclasses.replace(self, centre_epsilon=self.small_centre_epsilon,
-                                   epsilon_each=self.small_epsilon_each, split_rows=0)
+                                   epsilon_each=self.small_epsilon_each, split_rows=0,
+                                   pool_rows=0)
+
+    def pooled(self, noisy: int | None) -> bool:
+        """Whether a cell of noisy count ``noisy`` takes its column's pooled centre
+        (below :attr:`pool_rows`; post-processing of the released count)."""
+        return noisy is not None and self.counted and noisy < self.pool_rows
 
     @property
     def centred(self) -> bool:
@@ -294,6 +305,7 @@ class QuantilePlan:
                 "count_epsilon": self.count_epsilon,
                 "small_centre_epsilon": self.small_centre_epsilon,
                 "small_epsilon_each": self.small_epsilon_each, "split_rows": self.split_rows,
+                "pool_rows": self.pool_rows,
                 "columns": self.columns,
                 "grid": f"{self.grid}({self.resolution})", "neighbouring": self.neighbouring,
                 "beta": self.beta, "rows_needed": self.rows_needed(),
@@ -350,6 +362,9 @@ def plan_quantiles(quantiles: Sequence[float | Fraction | str], epsilon: float, 
                         small_c, small_e, 0, float(beta), level)
     # the split: from the rows where the whole grid's uniform draws land inside the data
     plan = dataclasses.replace(plan, split_rows=plan.split_free_rows(plan.beta))
+    # the pool: below the row need of a small group's own centre (Lemma Q5)
+    plan = dataclasses.replace(plan, pool_rows=min(plan.split_rows,
+                                                   plan.branch(-1).centre_rows(plan.beta)))
     # the plan as it will execute, re-derived independently before anything is read
     return dataclasses.replace(plan, check=check_quantiles_plan(plan))
 
@@ -531,10 +546,24 @@ def draws(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
         frame = rank_frame(*_ranks(g, keys, stats.counts, stats.at_value, incl), g.size)
         return whole_grid(frame, split.quantiles, split.rates, rng), noisy
     assert isinstance(g, DecimalGrid)
-    centre = draw_one(centre_pieces(g, keys, stats.counts, split.centre_epsilon, incl),
+    centre, sign = _centre_sign(split, g, keys, stats.counts, incl, rng)
+    return _near(stats, split, g, keys, incl, centre, sign, rng), noisy
+
+
+def _centre_sign(split: QuantilePlan, g: DecimalGrid, keys: np.ndarray, counts: np.ndarray,
+                 incl: np.ndarray, rng: RandomSource) -> tuple[int, int]:
+    """The centre block, then the sign, of a small split's rows (sorted cells ``keys``,
+    ``counts``, running rows ``incl``): two exact draws from ``rng``."""
+    centre = draw_one(centre_pieces(g, keys, counts, split.centre_epsilon, incl),
                       split.centre_rate, rng)
-    sign = draw_one(sign_pieces(g, keys, stats.counts, split.centre_epsilon, incl),
+    sign = draw_one(sign_pieces(g, keys, counts, split.centre_epsilon, incl),
                     split.sign_rate, rng)
+    return centre, sign
+
+
+def _near(stats: QuantileStatistics, split: QuantilePlan, g: DecimalGrid, keys: np.ndarray,
+          incl: np.ndarray, centre: int, sign: int, rng: RandomSource) -> list[int]:
+    """Each quantile's bin of a cell near ``centre`` and ``sign`` under the small split."""
     # the frame's pieces in the window only, from its keys (the same cut, ranks, depths)
     ranges = window(g, centre, sign)
     firsts, ends = window_runs(keys, ranges)
@@ -545,7 +574,52 @@ def draws(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
     return near_window(ranges, firsts, ends,
                        *_ranks(g, keys, stats.counts, stats.at_value, incl, inside),
                        before, int(incl[-1]) if len(incl) else 0, split.quantiles,
-                       split.rates, g, centre, sign, rng), noisy
+                       split.rates, g, centre, sign, rng)
+
+
+def pool_histogram(parts: Sequence[tuple[np.ndarray, np.ndarray]]
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The summed histogram (sorted grid cells, their rows; int64) of ``parts`` (each
+    sorted cells and rows): a column's pool, the same whatever the order or blocking."""
+    keys = [np.asarray(k, dtype=np.int64) for k, _ in parts]
+    counts = [np.asarray(c, dtype=np.int64) for _, c in parts]
+    if not keys or not sum(len(k) for k in keys):
+        none = np.zeros(0, dtype=np.int64)
+        return none, none.copy()
+    every, at = np.unique(np.concatenate(keys), return_inverse=True)
+    return every, _summed(at, np.concatenate(counts), len(every))
+
+
+def _summed(at: np.ndarray, counts: np.ndarray, size: int) -> np.ndarray:
+    """Exact int64 sums of ``counts`` by ``at`` (no float weights)."""
+    out = np.zeros(size, dtype=np.int64)
+    np.add.at(out, at, counts)
+    return out
+
+
+def pooled_centre(plan: QuantilePlan, keys: np.ndarray, counts: np.ndarray,
+                  rng: RandomSource) -> tuple[int, int]:
+    """A column's ONE pooled centre (block, sign) from the summed histogram of its pooled
+    cells (:func:`pool_histogram`), drawn from ``rng`` by the same exponential mechanisms
+    and at the same ε as a small cell's own centre (docs/privacy.md §11a, Lemma Q5: a row
+    is in one group, so in the pool once)."""
+    small = plan.branch(-1)
+    g = quantile_grid(plan.grid, plan.resolution)
+    assert isinstance(g, DecimalGrid) and small.centred
+    keys = np.asarray(keys, dtype=np.int64)
+    counts = np.asarray(counts, dtype=np.int64)
+    return _centre_sign(small, g, keys, counts, np.cumsum(counts), rng)
+
+
+def draws_near(stats: QuantileStatistics, plan: QuantilePlan, centre: int, sign: int,
+               rng: RandomSource) -> list[int]:
+    """A pooled cell's quantile bins, drawn under the small split near its column's
+    pooled ``centre`` and ``sign`` (:func:`pooled_centre`) from ``rng``."""
+    small = plan.branch(-1)
+    g = quantile_grid(plan.grid, plan.resolution)
+    assert isinstance(g, DecimalGrid)
+    keys, incl = _cell_rows(stats, g)
+    return _near(stats, small, g, keys, incl, centre, sign, rng)
 
 
 @dataclass(frozen=True)
@@ -621,7 +695,10 @@ __all__ = [
     "best_rank_error",
     "bin_values",
     "draws",
+    "draws_near",
     "plan_quantiles",
+    "pool_histogram",
+    "pooled_centre",
     "quantile_grid",
     "quantile_law",
     "quantile_statistics",
