@@ -16,12 +16,14 @@ each mechanism's phases as the executors draw them
 (:func:`~dprect.engines.spark.executor_draws.query_first`, ``query_second``,
 ``quantiles_first``, ``quantiles_second``; the draws' CPU then scaled to every block).
 Every phase runs under cProfile on the process's CPU clock; the stages are the cumulative
-CPU of the functions named in :data:`STAGES` (a stage's time includes the stages it calls: read them as a
-tree). Nothing is asserted; quote the load with the figures. ``--top N`` also prints the
-N functions of largest own time per phase; ``--digest`` prints a SHA-256 of the pass's
-and the merge's blobs (the same lists give the same bytes); ``--warm`` draws one block
-unprofiled first (numba's kernels loaded: without it the first block's compiles are in the
-profile). The quantile laws are counted by the path they took (:func:`path_counts`).
+CPU of the functions named in :data:`STAGES` (a stage's time includes the stages it calls:
+read them as a tree; a block's pooled quantile cells are drawn near its own pools'
+centres: a run's read every block's). Nothing is asserted; quote the load with the
+figures. ``--top N`` also prints the N functions of largest own time per phase;
+``--digest`` prints a SHA-256 of the pass's and the merge's blobs (the same lists give the
+same bytes); ``--warm`` draws one block unprofiled first (numba's kernels loaded: without
+it the first block's compiles are in the profile). The quantile laws are counted by the
+path they took (:func:`path_counts`).
 """
 
 from __future__ import annotations

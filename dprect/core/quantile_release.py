@@ -12,7 +12,14 @@ stream per public group from the run's source, in group order
 columns in order (:func:`~dprect.core.quantiles.draws`: the count, the centre of a
 small group, the quantiles in increasing q; then a block's values at once,
 :func:`~dprect.core.quantiles.released_cells`) — so a seed gives the same release on every
-engine. Nothing here reads rows.
+engine. In two phases (:func:`first_phase`, :func:`second_phase`; docs/privacy.md §11a,
+Lemma Q5): every cell as above, then, per column, ONE centre drawn from the run's source
+(after the groups' seeds) on the summed rows of its cells whose noisy count is below the
+plan's ``pool_rows`` (:func:`pooled_centres`; blocks' pools summed by
+:func:`joined_pools`), and those cells' quantiles redrawn near it from their group's
+pooled stream (a seed drawn last from the group's own stream). Where no cell is pooled
+nothing is drawn in phase 2: the release is phase 1's, bit for bit. Nothing here reads
+rows.
 """
 
 from __future__ import annotations

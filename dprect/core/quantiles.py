@@ -49,11 +49,16 @@ count first (``COUNT_SHARE`` of the column's ε), which picks the split
 quantiles are drawn as above over the whole grid; below it a private centre takes
 ``SMALL_CENTRE_SHARE`` and each quantile is drawn inside a window around it under a base
 measure decaying away from it (:mod:`dprect.core.quantile_centre`). The plan states
-``rows_needed`` and each cell releases the flag n̂ < rows_needed.
+``rows_needed`` and each cell releases the flag n̂ < rows_needed. A cell whose noisy
+count is below ``pool_rows`` (the row need of its own centre) releases no own centre: ONE
+centre per column is drawn from the pooled rows of all such cells (:func:`pooled_centre`,
+the same mechanisms and ε) and their quantiles are drawn near it (:func:`draws_near`;
+the two phases: :mod:`dprect.core.quantile_release`; docs/privacy.md §11a, Lemma Q5).
 
 **Draw order** (the same for a seed on every engine): a group's stream draws its columns
 in order and, per column, the count, the centre (small split) and the m quantiles in
-increasing q (:func:`draws`), each one exact draw; no draw depends on another group's.
+increasing q (:func:`draws`), each one exact draw; no draw depends on another group's
+but a pooled cell's, drawn after every count near its column's pooled centre.
 
 Nothing here reads rows (but :func:`quantile_statistics`, the numpy reference of the
 statistics, and :func:`rank_error`, for evaluation), writes or logs: the caller hands

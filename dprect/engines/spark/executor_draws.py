@@ -25,8 +25,13 @@ written twice:
   (:func:`~dprect.core.aggregates.column_centres`); phase 2, each block's
   :func:`~dprect.core.aggregates.finish_small` (the small groups' cells around those);
 * the quantiles' (:data:`~dprect.core.statistic.QUANTILES`: each group from its own
-  stream, no dependency between groups) in one phase,
-  :func:`~dprect.core.quantile_release.release_groups`;
+  stream) in two phases the same way: phase 1, each block's
+  :func:`~dprect.core.quantile_release.first_phase` (every cell, and per column the summed
+  histogram of its cells whose noisy count is below the plan's ``pool_rows``); the driver
+  sums the pools and draws each such column's ONE pooled centre from the run's source
+  (:func:`~dprect.core.quantile_release.pooled_centres`); phase 2, each block's
+  :func:`~dprect.core.quantile_release.second_phase` (the pooled cells near it;
+  docs/privacy.md §11a, Lemma Q5);
 * the coverage bounds' (:data:`~dprect.core.statistic.COVERAGE`) in one phase
   (:func:`~dprect.core.bounds.draw_groups`) on an UNSEEDED run only: their draws read one
   stream for every group in turn (a draw's rejection sampling reads a data-dependent
@@ -46,7 +51,8 @@ released cell equals the driver route's, bit for bit (tests/spark/test_executor_
 tests/spark/test_streamed_sinks.py). A run of several mechanisms draws each part from its
 own stream (:func:`~dprect.core.mixed.draw_parts`) from the same kept blocks.
 
-**What reaches the driver**: the per-column small pools (describe only), then each
+**What reaches the driver**: the per-column small pools (describe's, the quantiles'
+pooled histograms), then each
 block's released cells (pickled, in block order; describe's all-pooled blocks as column
 arrays, :class:`~dprect.core.column_release.ReleasedColumns`, whose cells the driver
 makes) — or, given the product's ``pack``, each block's result packed in its task
