@@ -139,7 +139,7 @@ class QuantileFirst:
     pooled cells, the summed histogram of their rows
     (:func:`~dprect.core.quantiles.pool_histogram`)."""
 
-    drawn: list[list[int]]
+    drawn: np.ndarray  # int64 (cells, m): a block's cells kept compact until phase 2
     noisy: list[int | None]
     pooled: list[tuple[int, int]]
     seeds: dict[int, int | None]
@@ -157,14 +157,15 @@ def first_phase(plan: QuantilePlan, cells: Mapping[tuple[int, int], QuantileStat
     group draws one stream seed last from its own stream for its pooled cells' draws."""
     expect_draws(len(seeds) * columns * len(plan.quantiles) * DRAWS_A_QUANTILE)  # public
     empty = _empty()
-    first = QuantileFirst([], [], [], {}, {})
+    drawn: list[list[int]] = []
+    first = QuantileFirst(np.zeros((0, len(plan.quantiles)), dtype=np.int64), [], [], {}, {})
     parts: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
     for g, seed in enumerate(seeds):
         stream = RandomSource.stream(seed)
         for j in range(columns):
             stats = cells.get((g, j), empty)
             cell, count = draws(stats, plan, stream)
-            first.drawn.append(cell)
+            drawn.append(cell)
             first.noisy.append(count)
             if plan.pooled(count):
                 first.pooled.append((g, j))
@@ -172,6 +173,7 @@ def first_phase(plan: QuantilePlan, cells: Mapping[tuple[int, int], QuantileStat
         if first.pooled and first.pooled[-1][0] == g:
             first.seeds[g] = stream.stream_seeds(1)[0]
     first.pools = {j: pool_histogram(p) for j, p in sorted(parts.items())}
+    first.drawn = np.array(drawn, dtype=np.int64).reshape(len(drawn), len(plan.quantiles))
     return first
 
 
@@ -201,7 +203,7 @@ def second_phase(plan: QuantilePlan, cells: Mapping[tuple[int, int], QuantileSta
     centre (:func:`~dprect.core.quantiles.draws_near`) from its group's pooled stream, its
     group's pooled cells in column order; then the block's released cells."""
     empty = _empty()
-    drawn = list(first.drawn)
+    drawn = first.drawn.copy() if first.pooled else first.drawn
     streams: dict[int, RandomSource] = {}
     for g, j in first.pooled:
         if g not in streams:

@@ -649,7 +649,7 @@ def release_cell(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSourc
     return released_cells(plan, [drawn], [noisy])[0]
 
 
-def released_cells(plan: QuantilePlan, drawn: Sequence[Sequence[int]],
+def released_cells(plan: QuantilePlan, drawn: Sequence[Sequence[int]] | np.ndarray,
                    noisy: Sequence[int | None]) -> list[QuantileCell]:
     """The releases of cells from their :func:`draws` (each cell's m drawn bins and its
     noisy count), in order: each cell's values sorted, its flag and rank error
