@@ -14,14 +14,16 @@ through the pass's ``mapInArrow`` body
 (:func:`~dprect.engines.spark.statistics.merge_blobs`), then ``--blocks`` blocks drawn by
 each mechanism's phases as the executors draw them
 (:func:`~dprect.engines.spark.executor_draws.query_first`, ``query_second``,
-``quantiles_block``; the draws' CPU then scaled to every block). Every phase runs under
-cProfile on the process's CPU clock; the stages are the cumulative CPU of the functions
-named in :data:`STAGES` (a stage's time includes the stages it calls: read them as a
-tree). Nothing is asserted; quote the load with the figures. ``--top N`` also prints the
-N functions of largest own time per phase; ``--digest`` prints a SHA-256 of the pass's
-and the merge's blobs (the same lists give the same bytes); ``--warm`` draws one block
-unprofiled first (numba's kernels loaded: without it the first block's compiles are in the
-profile). The quantile laws are counted by the path they took (:func:`path_counts`).
+``quantiles_first``, ``quantiles_second``; the draws' CPU then scaled to every block).
+Every phase runs under cProfile on the process's CPU clock; the stages are the cumulative
+CPU of the functions named in :data:`STAGES` (a stage's time includes the stages it calls:
+read them as a tree; a block's pooled quantile cells are drawn near its own pools'
+centres: a run's read every block's). Nothing is asserted; quote the load with the
+figures. ``--top N`` also prints the N functions of largest own time per phase;
+``--digest`` prints a SHA-256 of the pass's and the merge's blobs (the same lists give the
+same bytes); ``--warm`` draws one block unprofiled first (numba's kernels loaded: without
+it the first block's compiles are in the profile). The quantile laws are counted by the
+path they took (:func:`path_counts`).
 """
 
 from __future__ import annotations
@@ -85,11 +87,12 @@ STAGES: dict[str, list[tuple[str, str, str]]] = {
     "draws": [
         ("describe phase 1", "executor_draws.py", "query_first"),
         ("describe phase 2", "executor_draws.py", "query_second"),
-        ("quantiles", "executor_draws.py", "quantiles_block"),
+        ("quantiles phase 1", "executor_draws.py", "quantiles_first"),
+        ("quantiles phase 2", "executor_draws.py", "quantiles_second"),
         ("  block's cells decoded", "executor_draws.py", "cells"),
         ("  describe cells drawn", "aggregates.py", "describe_block"),
         ("  small groups finished", "aggregates.py", "finish_small"),
-        ("  quantiles drawn", "quantile_release.py", "release_groups"),
+        ("  quantiles drawn", "quantile_release.py", "first_phase"),
         ("    a cell's ranks and frame", "quantile_centre.py", "rank_frame"),
         ("    the centre's and the sign's laws", "quantile_centre.py", "rank_pieces"),
         ("    the window's cut", "quantile_centre.py", "cut"),
@@ -350,7 +353,12 @@ def main(argv: list[str] | None = None) -> int:
                         list(ed.query_second(batch_of(r, {ed.DRAWS: first.column(ed.DRAWS)}),
                                              blob, anchors, blocks, part))
                     elif m is QUANTILES:
-                        list(ed.quantiles_block(batch_of(r), blob, blocks, part))
+                        (qf,) = ed.quantiles_first(batch_of(r), blob, blocks, part)
+                        centres = ed.pooled_centres(  # the block's own pools: timing only
+                            pickle.loads(blob),
+                            pickle.loads(qf.column(ed.POOLS)[0].as_py()), RandomSource())
+                        list(ed.quantiles_second(batch_of(r, {ed.DRAWS: qf.column(ed.DRAWS)}),
+                                                 blob, centres, blocks, part))
                     spent[at] += time.process_time() - t
             return spent
 

@@ -16,8 +16,9 @@ and merge (:func:`~dprect.engines.spark.statistics.partial_bins`,
 drawn per block as a Spark task draws it: describe's phase 1
 (:func:`~dprect.engines.spark.executor_draws.query_first`), the pools joined and the
 anchors taken (:func:`~dprect.core.aggregates.column_centres`), phase 2
-(:func:`~dprect.engines.spark.executor_draws.query_second`); the quantiles'
-(:func:`~dprect.engines.spark.executor_draws.quantiles_block`).
+(:func:`~dprect.engines.spark.executor_draws.query_second`); the quantiles' likewise
+(:func:`~dprect.engines.spark.executor_draws.quantiles_first`, the pooled centres,
+``quantiles_second``).
 
 ``digest`` (``make check-every-draws``): seeded (seed 11; each part's stream and its
 groups' stream seeds drawn as :func:`~dprect.core.mixed.draw_parts` and the executor
@@ -131,14 +132,38 @@ class Run:
                                  self.blobs[part], anchors, self.blocks, part)
         return released_rows(pickle.loads(out.column(ed.RESULT)[0].as_py()))
 
-    def quantiles(self, part: int, r: int, seeds: list[int] | None) -> Any:
+    def quantiles_first(self, part: int, r: int, seeds: list[int] | None) -> Any:
         from dprect.engines.spark import executor_draws as ed
 
         e = self.blocks.edges
-        (out,) = ed.quantiles_block(iter([block_batch(self.merged, r, seed_column(seeds, e[r],
+        (out,) = ed.quantiles_first(iter([block_batch(self.merged, r, seed_column(seeds, e[r],
                                                                                e[r + 1]))]),
                                     self.blobs[part], self.blocks, part)
+        return out
+
+    def quantile_centres(self, part: int, firsts: list[Any], rng: Any) -> Any:
+        from dprect.engines.spark import executor_draws as ed
+
+        pools = ed.joined_pools([pickle.loads(f.column(ed.POOLS)[0].as_py())
+                                 for f in firsts])
+        return ed.pooled_centres(self.plans[part], pools, rng)
+
+    def quantiles_second(self, part: int, r: int, first: Any, centres: Any) -> Any:
+        from dprect.engines.spark import executor_draws as ed
+
+        (out,) = ed.quantiles_second(iter([block_batch(self.merged, r,
+                                                 {ed.DRAWS: first.column(ed.DRAWS)})]),
+                                     self.blobs[part], centres, self.blocks, part)
         return pickle.loads(out.column(ed.RESULT)[0].as_py())
+
+    def quantiles(self, part: int, r: int, seeds: list[int] | None) -> Any:
+        """A block's quantiles in both phases, its pooled cells near the centres of its
+        own pools (timing only: a run's centres read every block's pools)."""
+        from dprect.core.randomness import RandomSource
+
+        first = self.quantiles_first(part, r, seeds)
+        return self.quantiles_second(part, r, first,
+                                     self.quantile_centres(part, [first], RandomSource()))
 
 
 def digest(args: argparse.Namespace) -> int:
@@ -169,9 +194,12 @@ def digest(args: argparse.Namespace) -> int:
                     for cell in row:
                         h.update(describe_text(cell).encode())
                         cells += 1
-        elif m is QUANTILES:
+        elif m is QUANTILES:  # phase 1 of every block: the pools read them all
+            qfirsts = [run.quantiles_first(part, r, seeds) for r in range(run.n_blocks)]
+            centres = run.quantile_centres(part, qfirsts, stream)
+            h.update(repr(centres).encode())
             for r in chosen:
-                for row in run.quantiles(part, r, seeds):
+                for row in run.quantiles_second(part, r, qfirsts[r], centres):
                     for cell in row:
                         h.update(quantile_text(cell).encode())
                         cells += 1

@@ -375,7 +375,10 @@ def quantile_lines(the_plan: QuantilePlan, columns: Sequence[str], groups: int |
         f"plan: epsilon {per:.6g} per column: a noisy count ({the_plan.count_epsilon:.4g}), "
         f"then from {the_plan.split_rows:,} rows each quantile at "
         f"{the_plan.epsilon_each:.4g}, below it a centre ({the_plan.small_centre_epsilon:.4g}) "
-        f"and each quantile at {the_plan.small_epsilon_each:.4g} near it",
+        f"and each quantile at {the_plan.small_epsilon_each:.4g} near it"
+        + (f"; below {the_plan.pool_rows:,} rows (the row need of an own centre) no own "
+           "centre: one centre per column pooled over the rows of all such cells (the "
+           "same eps), each quantile near it" if the_plan.pool_rows else ""),
         f"plan: a group needs about {the_plan.rows_needed():,} rows (beta "
         f"{the_plan.beta:g}) for each quantile to lie within its data's range (the more, "
         "the nearer a quantile is to 0 or 1); a cell whose noisy count is below is flagged "

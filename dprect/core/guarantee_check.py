@@ -17,7 +17,9 @@ lemma each comes from:
 
 * **quantiles** (docs/privacy.md §11a): each draw weighs a bin by exp(−c·(b·bad)) with a
   rank score of sensitivity 1 row (:data:`QUANTILE_SENSITIVITY`), so it is (2·c·b)-DP;
-  the m draws compose (basic), groups in parallel;
+  the m draws compose (basic), groups in parallel; a cell below the plan's ``pool_rows``
+  reads its column's ONE pooled centre, each row in :data:`QUANTILE_POOLS_PER_ROW` pool
+  (Lemma Q5: one more split, re-derived like the others);
 
 * **interior-point failure** (McSherry & Talwar's utility bound for the depth score):
   a round on a grid of M points with window Δ fails on one side with probability at most
@@ -834,6 +836,11 @@ def check_describe_plan(plan: Any) -> CheckReport:
 #: the rank score's sensitivity in rows (docs/privacy.md §11a, Lemma Q1: Lemma B1 with the
 #: floor 0), the check's own constant
 QUANTILE_SENSITIVITY = 1
+#: how many pools of one column a row enters when the cells whose noisy count is below the
+#: plan's ``pool_rows`` draw ONE centre per column from their pooled rows (docs/privacy.md
+#: §11a, Lemma Q5): a row is in one group, whose cell of the column is in the pool or not
+#: — the pooled centre's depths move by at most QUANTILE_SENSITIVITY times this
+QUANTILE_POOLS_PER_ROW = 1
 
 
 def check_quantiles_plan(plan: Any) -> CheckReport:
@@ -856,13 +863,22 @@ def check_quantiles_plan(plan: Any) -> CheckReport:
     s = Fraction(QUANTILE_SENSITIVITY)
     parts = [2 * c * q.denominator * s for q, c in zip(qs, rates, strict=True)]
     total = sum(parts, Fraction(0))
+    pool_rows = int(getattr(plan, "pool_rows", 0))
+    if pool_rows < 0 or (pool_rows and (not plan.counted or pool_rows > plan.split_rows)):
+        # a pooled cell is a cell of the small split, chosen by its released count only
+        raise _refuse(product, "its pool's row need is not a released count below the "
+                      "small groups' split", plan.epsilon, 0.0)
     if plan.counted:  # the count, then either split's centre and draws (adaptive)
         count = s / Fraction(plan.count_scale)
-        splits = [plan, plan.branch(-1)]
-        totals = [count + 2 * (Fraction(p.centre_rate) + Fraction(p.sign_rate)) * 2 * s
+        # (split, pools a row's centre reads): the large, the small (own centre) and, with
+        # a pool, the small split around its column's ONE pooled centre (Lemma Q5)
+        splits = [(plan, 1), (plan.branch(-1), 1),
+                  *([(plan.branch(-1), QUANTILE_POOLS_PER_ROW)] if pool_rows else [])]
+        totals = [count
+                  + 2 * (Fraction(p.centre_rate) + Fraction(p.sign_rate)) * 2 * s * pools
                   + sum((2 * c * q.denominator * s
                          for q, c in zip(qs, p.rates, strict=True)), Fraction(0))
-                  for p in splits]
+                  for p, pools in splits]
         parts = [count, *(t - count for t in totals)]
         total = max(totals)
     eps_a, delta_a = _add_remove_target(plan.epsilon, 0.0, plan.neighbouring)
@@ -1008,7 +1024,8 @@ __all__ = ["BOUNDS_SENSITIVITY", "BR_ZCDP", "CLASSES_REPLACE_STEPS",
            "CONTEST_SELECT_FACTOR", "DESCRIBE_POOLS_PER_ROW",
            "DESCRIBE_SENSITIVITY", "DESCRIBE_SPREAD", "DESCRIBE_SUMMED", "DESCRIBE_UNSPENT",
            "LISTED_GROUP_COST", "PAPER_FACTOR",
-           "QUANTILE_SENSITIVITY", "SELECTION_KEYS_CHANGED", "SLACK", "CheckReport",
+           "QUANTILE_POOLS_PER_ROW", "QUANTILE_SENSITIVITY", "SELECTION_KEYS_CHANGED",
+           "SLACK", "CheckReport",
            "GuaranteeCheckError", "check_bounds_plan", "check_classes_plan",
            "check_contest_plan",
            "check_describe_plan", "check_fit_plan", "check_mixed_plan", "check_quantiles_plan",

@@ -12,7 +12,14 @@ stream per public group from the run's source, in group order
 columns in order (:func:`~dprect.core.quantiles.draws`: the count, the centre of a
 small group, the quantiles in increasing q; then a block's values at once,
 :func:`~dprect.core.quantiles.released_cells`) — so a seed gives the same release on every
-engine. Nothing here reads rows.
+engine. In two phases (:func:`first_phase`, :func:`second_phase`; docs/privacy.md §11a,
+Lemma Q5): every cell as above, then, per column, ONE centre drawn from the run's source
+(after the groups' seeds) on the summed rows of its cells whose noisy count is below the
+plan's ``pool_rows`` (:func:`pooled_centres`; blocks' pools summed by
+:func:`joined_pools`), and those cells' quantiles redrawn near it from their group's
+pooled stream (a seed drawn last from the group's own stream). Where no cell is pooled
+nothing is drawn in phase 2: the release is phase 1's, bit for bit. Nothing here reads
+rows.
 """
 
 from __future__ import annotations
@@ -32,7 +39,10 @@ from dprect.core.quantiles import (
     QuantilePlan,
     QuantileStatistics,
     draws,
+    draws_near,
     plan_quantiles,
+    pool_histogram,
+    pooled_centre,
     released_cells,
 )
 from dprect.core.randomness import RandomSource, expect_draws
@@ -120,26 +130,101 @@ class QuantileResult:
     to_dict = to_json
 
 
-def release_groups(plan: QuantilePlan, cells: Mapping[tuple[int, int], QuantileStatistics],
-                   seeds: Sequence[int | None], columns: int) -> list[list[QuantileCell]]:
-    """The cells of consecutive groups, group g (local) from its own stream
-    ``RandomSource.stream(seeds[g])``, columns in order (``cells`` keyed by the local
-    group index; a missing cell has no rows): blocks of groups drawn apart (in executors)
-    give the run's cells for a seed."""
+@dataclass
+class QuantileFirst:
+    """Phase 1 of a block of consecutive groups (:func:`first_phase`): every cell drawn
+    as without pooling (``drawn``, ``noisy``, group-major), the cells to pool (those whose
+    noisy count is below ``QuantilePlan.pool_rows``: ``(group, column)`` local), each such
+    group's pooled stream seed (drawn last from its own stream) and, per column with
+    pooled cells, the summed histogram of their rows
+    (:func:`~dprect.core.quantiles.pool_histogram`)."""
+
+    drawn: np.ndarray  # int64 (cells, m): a block's cells kept compact until phase 2
+    noisy: list[int | None]
+    pooled: list[tuple[int, int]]
+    seeds: dict[int, int | None]
+    pools: dict[int, tuple[np.ndarray, np.ndarray]]
+
+
+def first_phase(plan: QuantilePlan, cells: Mapping[tuple[int, int], QuantileStatistics],
+                seeds: Sequence[int | None], columns: int) -> QuantileFirst:
+    """Phase 1 of the groups ``seeds`` (module notes): group g (local) from its own
+    stream ``RandomSource.stream(seeds[g])``, columns in order, each cell's draws as
+    :func:`~dprect.core.quantiles.draws` makes them (so a cell that is not pooled, and every
+    cell of a group without a pooled one, is what it was without pooling, bit for bit); a
+    cell whose noisy count is below the plan's ``pool_rows`` is marked pooled — its own
+    centre and quantiles are NOT released, :func:`second_phase` replaces them — and such a
+    group draws one stream seed last from its own stream for its pooled cells' draws."""
     expect_draws(len(seeds) * columns * len(plan.quantiles) * DRAWS_A_QUANTILE)  # public
-    none = np.zeros(0, dtype=np.int64)
-    empty = QuantileStatistics(none, none, none)
+    empty = _empty()
     drawn: list[list[int]] = []
-    noisy: list[int | None] = []
+    first = QuantileFirst(np.zeros((0, len(plan.quantiles)), dtype=np.int64), [], [], {}, {})
+    parts: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
     for g, seed in enumerate(seeds):
         stream = RandomSource.stream(seed)
         for j in range(columns):
-            cell, count = draws(cells.get((g, j), empty), plan, stream)
+            stats = cells.get((g, j), empty)
+            cell, count = draws(stats, plan, stream)
             drawn.append(cell)
-            noisy.append(count)
+            first.noisy.append(count)
+            if plan.pooled(count):
+                first.pooled.append((g, j))
+                parts.setdefault(j, []).append((stats.keys, stats.counts))
+        if first.pooled and first.pooled[-1][0] == g:
+            first.seeds[g] = stream.stream_seeds(1)[0]
+    first.pools = {j: pool_histogram(p) for j, p in sorted(parts.items())}
+    first.drawn = np.array(drawn, dtype=np.int64).reshape(len(drawn), len(plan.quantiles))
+    return first
+
+
+def _empty() -> QuantileStatistics:
+    none = np.zeros(0, dtype=np.int64)
+    return QuantileStatistics(none, none, none)
+
+
+def joined_pools(parts: Sequence[Mapping[int, tuple[np.ndarray, np.ndarray]]]
+                 ) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Per column, the pools of blocks joined (their histograms summed): the run's."""
+    columns = sorted({j for p in parts for j in p})
+    return {j: pool_histogram([p[j] for p in parts if j in p]) for j in columns}
+
+
+def pooled_centres(plan: QuantilePlan, pools: Mapping[int, tuple[np.ndarray, np.ndarray]],
+                   rng: RandomSource) -> dict[int, tuple[int, int]]:
+    """Each column with pooled cells' ONE centre (block, sign), drawn from the run's
+    source ``rng`` in column order (:func:`~dprect.core.quantiles.pooled_centre`)."""
+    return {j: pooled_centre(plan, *pools[j], rng) for j in sorted(pools)}
+
+
+def second_phase(plan: QuantilePlan, cells: Mapping[tuple[int, int], QuantileStatistics],
+                 first: QuantileFirst, centres: Mapping[int, tuple[int, int]], columns: int
+                 ) -> list[list[QuantileCell]]:
+    """Phase 2 of a block: each pooled cell's quantiles drawn near its column's pooled
+    centre (:func:`~dprect.core.quantiles.draws_near`) from its group's pooled stream, its
+    group's pooled cells in column order; then the block's released cells."""
+    empty = _empty()
+    drawn = first.drawn.copy() if first.pooled else first.drawn
+    streams: dict[int, RandomSource] = {}
+    for g, j in first.pooled:
+        if g not in streams:
+            streams[g] = RandomSource.stream(first.seeds[g])
+        drawn[g * columns + j] = draws_near(cells.get((g, j), empty), plan, *centres[j],
+                                            streams[g])
+    groups = len(drawn) // columns if columns else 0
     # the block's values in one grid call (an integral column's snapped to integers)
-    done = released_cells(plan, drawn, noisy, [j for _ in seeds for j in range(columns)])
-    return [done[g * columns:(g + 1) * columns] for g in range(len(seeds))]
+    done = released_cells(plan, drawn, first.noisy,
+                          [j for _ in range(groups) for j in range(columns)])
+    return [done[g * columns:(g + 1) * columns] for g in range(groups)]
+
+
+def release_groups(plan: QuantilePlan, cells: Mapping[tuple[int, int], QuantileStatistics],
+                   seeds: Sequence[int | None], columns: int, rng: RandomSource
+                   ) -> list[list[QuantileCell]]:
+    """The cells of the groups ``seeds`` in both phases (:func:`first_phase`, the pooled
+    centres from the run's source ``rng`` after the groups' seeds, :func:`second_phase`)."""
+    first = first_phase(plan, cells, seeds, columns)
+    centres = pooled_centres(plan, first.pools, rng)
+    return second_phase(plan, cells, first, centres, columns)
 
 
 def quantile_head(plan: QuantilePlan, group_names: Sequence[Any], columns: Sequence[str],
@@ -160,9 +245,10 @@ def release_grouped(plan: QuantilePlan, cells: Mapping[tuple[int, int], Quantile
     """Every (group, column)'s release (module notes) from the merged statistics
     (group index, column index → its statistics; a missing cell has no rows)."""
     head = quantile_head(plan, group_names, columns, rng.seeded)
-    out = release_groups(plan, cells, rng.stream_seeds(len(group_names)), len(columns))
+    out = release_groups(plan, cells, rng.stream_seeds(len(group_names)), len(columns), rng)
     return replace(head, cells=out)
 
 
-__all__ = ["SMALL", "QuantileResult", "plan_statistics", "quantile_head", "release_grouped",
-           "release_groups", "statistic_names"]
+__all__ = ["SMALL", "QuantileFirst", "QuantileResult", "first_phase", "joined_pools",
+           "plan_statistics", "pooled_centres", "quantile_head", "release_grouped",
+           "release_groups", "second_phase", "statistic_names"]

@@ -49,11 +49,16 @@ count first (``COUNT_SHARE`` of the column's ε), which picks the split
 quantiles are drawn as above over the whole grid; below it a private centre takes
 ``SMALL_CENTRE_SHARE`` and each quantile is drawn inside a window around it under a base
 measure decaying away from it (:mod:`dprect.core.quantile_centre`). The plan states
-``rows_needed`` and each cell releases the flag n̂ < rows_needed.
+``rows_needed`` and each cell releases the flag n̂ < rows_needed. A cell whose noisy
+count is below ``pool_rows`` (the row need of its own centre) releases no own centre: ONE
+centre per column is drawn from the pooled rows of all such cells (:func:`pooled_centre`,
+the same mechanisms and ε) and their quantiles are drawn near it (:func:`draws_near`;
+the two phases: :mod:`dprect.core.quantile_release`; docs/privacy.md §11a, Lemma Q5).
 
 **Draw order** (the same for a seed on every engine): a group's stream draws its columns
 in order and, per column, the count, the centre (small split) and the m quantiles in
-increasing q (:func:`draws`), each one exact draw; no draw depends on another group's.
+increasing q (:func:`draws`), each one exact draw; no draw depends on another group's
+but a pooled cell's, drawn after every count near its column's pooled centre.
 
 Nothing here reads rows (but :func:`quantile_statistics`, the numpy reference of the
 statistics, and :func:`rank_error`, for evaluation), writes or logs: the caller hands
@@ -166,6 +171,11 @@ class QuantilePlan:
     beta: float = 1e-3
     #: the stated level of each cell's ``rank_error`` (:attr:`interval_rank_error`)
     interval_level: float = DEFAULT_LEVEL
+    #: the row need of a small group's own centre (:meth:`centre_rows` of the small split
+    #: at ``beta``): a cell whose noisy count is below it is pooled (:meth:`pooled`) — its
+    #: quantiles are drawn near ONE centre per column drawn from the pooled rows of all
+    #: such cells of the column (docs/privacy.md §11a, Lemma Q5); 0: no pooling
+    pool_rows: int = 0
     #: what the independent check re-derived (docs/privacy.md §10), set by the planner
     check: CheckReport | None = None
     #: per column, whether its DECLARED type is integral (a Parquet or Delta integer
@@ -222,7 +232,13 @@ class QuantilePlan:
     def _small(self) -> QuantilePlan:
         """The small groups' split (:meth:`branch`), made once."""
         return dataclasses.replace(self, centre_epsilon=self.small_centre_epsilon,
-                                   epsilon_each=self.small_epsilon_each, split_rows=0)
+                                   epsilon_each=self.small_epsilon_each, split_rows=0,
+                                   pool_rows=0)
+
+    def pooled(self, noisy: int | None) -> bool:
+        """Whether a cell of noisy count ``noisy`` takes its column's pooled centre
+        (below :attr:`pool_rows`; post-processing of the released count)."""
+        return noisy is not None and self.counted and noisy < self.pool_rows
 
     @property
     def centred(self) -> bool:
@@ -312,6 +328,7 @@ class QuantilePlan:
                 "count_epsilon": self.count_epsilon,
                 "small_centre_epsilon": self.small_centre_epsilon,
                 "small_epsilon_each": self.small_epsilon_each, "split_rows": self.split_rows,
+                "pool_rows": self.pool_rows,
                 "columns": self.columns,
                 "grid": f"{self.grid}({self.resolution})", "neighbouring": self.neighbouring,
                 "beta": self.beta, "rows_needed": self.rows_needed(),
@@ -369,6 +386,9 @@ def plan_quantiles(quantiles: Sequence[float | Fraction | str], epsilon: float, 
                         small_c, small_e, 0, float(beta), level)
     # the split: from the rows where the whole grid's uniform draws land inside the data
     plan = dataclasses.replace(plan, split_rows=plan.split_free_rows(plan.beta))
+    # the pool: below the row need of a small group's own centre (Lemma Q5)
+    plan = dataclasses.replace(plan, pool_rows=min(plan.split_rows,
+                                                   plan.branch(-1).centre_rows(plan.beta)))
     # the plan as it will execute, re-derived independently before anything is read
     return dataclasses.replace(plan, check=check_quantiles_plan(plan))
 
@@ -550,10 +570,24 @@ def draws(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
         frame = rank_frame(*_ranks(g, keys, stats.counts, stats.at_value, incl), g.size)
         return whole_grid(frame, split.quantiles, split.rates, rng), noisy
     assert isinstance(g, DecimalGrid)
-    centre = draw_one(centre_pieces(g, keys, stats.counts, split.centre_epsilon, incl),
+    centre, sign = _centre_sign(split, g, keys, stats.counts, incl, rng)
+    return _near(stats, split, g, keys, incl, centre, sign, rng), noisy
+
+
+def _centre_sign(split: QuantilePlan, g: DecimalGrid, keys: np.ndarray, counts: np.ndarray,
+                 incl: np.ndarray, rng: RandomSource) -> tuple[int, int]:
+    """The centre block, then the sign, of a small split's rows (sorted cells ``keys``,
+    ``counts``, running rows ``incl``): two exact draws from ``rng``."""
+    centre = draw_one(centre_pieces(g, keys, counts, split.centre_epsilon, incl),
                       split.centre_rate, rng)
-    sign = draw_one(sign_pieces(g, keys, stats.counts, split.centre_epsilon, incl),
+    sign = draw_one(sign_pieces(g, keys, counts, split.centre_epsilon, incl),
                     split.sign_rate, rng)
+    return centre, sign
+
+
+def _near(stats: QuantileStatistics, split: QuantilePlan, g: DecimalGrid, keys: np.ndarray,
+          incl: np.ndarray, centre: int, sign: int, rng: RandomSource) -> list[int]:
+    """Each quantile's bin of a cell near ``centre`` and ``sign`` under the small split."""
     # the frame's pieces in the window only, from its keys (the same cut, ranks, depths)
     ranges = window(g, centre, sign)
     firsts, ends = window_runs(keys, ranges)
@@ -564,7 +598,52 @@ def draws(stats: QuantileStatistics, plan: QuantilePlan, rng: RandomSource
     return near_window(ranges, firsts, ends,
                        *_ranks(g, keys, stats.counts, stats.at_value, incl, inside),
                        before, int(incl[-1]) if len(incl) else 0, split.quantiles,
-                       split.rates, g, centre, sign, rng), noisy
+                       split.rates, g, centre, sign, rng)
+
+
+def pool_histogram(parts: Sequence[tuple[np.ndarray, np.ndarray]]
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The summed histogram (sorted grid cells, their rows; int64) of ``parts`` (each
+    sorted cells and rows): a column's pool, the same whatever the order or blocking."""
+    keys = [np.asarray(k, dtype=np.int64) for k, _ in parts]
+    counts = [np.asarray(c, dtype=np.int64) for _, c in parts]
+    if not keys or not sum(len(k) for k in keys):
+        none = np.zeros(0, dtype=np.int64)
+        return none, none.copy()
+    every, at = np.unique(np.concatenate(keys), return_inverse=True)
+    return every, _summed(at, np.concatenate(counts), len(every))
+
+
+def _summed(at: np.ndarray, counts: np.ndarray, size: int) -> np.ndarray:
+    """Exact int64 sums of ``counts`` by ``at`` (no float weights)."""
+    out = np.zeros(size, dtype=np.int64)
+    np.add.at(out, at, counts)
+    return out
+
+
+def pooled_centre(plan: QuantilePlan, keys: np.ndarray, counts: np.ndarray,
+                  rng: RandomSource) -> tuple[int, int]:
+    """A column's ONE pooled centre (block, sign) from the summed histogram of its pooled
+    cells (:func:`pool_histogram`), drawn from ``rng`` by the same exponential mechanisms
+    and at the same ε as a small cell's own centre (docs/privacy.md §11a, Lemma Q5: a row
+    is in one group, so in the pool once)."""
+    small = plan.branch(-1)
+    g = quantile_grid(plan.grid, plan.resolution)
+    assert isinstance(g, DecimalGrid) and small.centred
+    keys = np.asarray(keys, dtype=np.int64)
+    counts = np.asarray(counts, dtype=np.int64)
+    return _centre_sign(small, g, keys, counts, np.cumsum(counts), rng)
+
+
+def draws_near(stats: QuantileStatistics, plan: QuantilePlan, centre: int, sign: int,
+               rng: RandomSource) -> list[int]:
+    """A pooled cell's quantile bins, drawn under the small split near its column's
+    pooled ``centre`` and ``sign`` (:func:`pooled_centre`) from ``rng``."""
+    small = plan.branch(-1)
+    g = quantile_grid(plan.grid, plan.resolution)
+    assert isinstance(g, DecimalGrid)
+    keys, incl = _cell_rows(stats, g)
+    return _near(stats, small, g, keys, incl, centre, sign, rng)
 
 
 @dataclass(frozen=True)
@@ -599,7 +678,7 @@ def snap_integers(values: np.ndarray) -> np.ndarray:
     return np.where(r == 0.0, 0.0, r)
 
 
-def released_cells(plan: QuantilePlan, drawn: Sequence[Sequence[int]],
+def released_cells(plan: QuantilePlan, drawn: Sequence[Sequence[int]] | np.ndarray,
                    noisy: Sequence[int | None],
                    columns: Sequence[int] | None = None) -> list[QuantileCell]:
     """The releases of cells from their :func:`draws` (each cell's m drawn bins and its
@@ -663,7 +742,10 @@ __all__ = [
     "best_rank_error",
     "bin_values",
     "draws",
+    "draws_near",
     "plan_quantiles",
+    "pool_histogram",
+    "pooled_centre",
     "quantile_grid",
     "quantile_law",
     "quantile_statistics",

@@ -55,10 +55,14 @@ from dprect.core.describe_stats import (
 from dprect.core.errors import ParameterError
 from dprect.core.mixed import draw_mixed, repeated
 from dprect.core.quantile_release import (
+    QuantileFirst,
     QuantileResult,
+    first_phase,
+    joined_pools,
     plan_statistics,
+    pooled_centres,
     quantile_head,
-    release_groups,
+    second_phase,
 )
 from dprect.core.quantiles import QuantilePlan
 from dprect.core.randomness import RandomSource
@@ -415,14 +419,27 @@ def stream_quantiles(plan: QuantilePlan, cells: Mapping[tuple[int, int], Any],
     groups, width = len(group_names), len(columns)
     seeds = rng.stream_seeds(groups)
     step = max(1, QUANTILE_BLOCK_CELLS // max(width, 1))
+    def block_stats(start: int, stop: int, source: Mapping[tuple[int, int], Any]
+                    ) -> dict[tuple[int, int], Any]:
+        return {(g - start, j): cell.quantile_statistics()
+                for g in range(start, stop) for j in range(width)
+                if (cell := source.get((g, j))) is not None}
+
+    firsts: list[QuantileFirst | None] = []
     with counted_cells(cells, groups * width) as counted:  # heartbeat
-        for start in range(0, groups, step):
+        for start in range(0, groups, step):  # phase 1: counts, own centres, pools
             stop = min(start + step, groups)
-            stats = {(g - start, j): cell.quantile_statistics()
-                     for g in range(start, stop) for j in range(width)
-                     if (cell := counted.get((g, j))) is not None}
-            each_block(replace(head, groups=list(group_names[start:stop]),
-                               cells=release_groups(plan, stats, seeds[start:stop], width)))
+            firsts.append(first_phase(plan, block_stats(start, stop, counted),
+                                      seeds[start:stop], width))
+    # the pooled centres from the run's source, after the seeds (as the executors)
+    centres = pooled_centres(plan, joined_pools([f.pools for f in firsts if f]), rng)
+    for k, start in enumerate(range(0, groups, step)):  # phase 2: the pooled cells
+        stop = min(start + step, groups)
+        first, firsts[k] = firsts[k], None  # phase 1 of the block let go once drawn
+        assert first is not None
+        stats = block_stats(start, stop, cells) if first.pooled else {}
+        each_block(replace(head, groups=list(group_names[start:stop]),
+                           cells=second_phase(plan, stats, first, centres, width)))
     return head
 
 

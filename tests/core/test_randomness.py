@@ -252,7 +252,8 @@ def test_each_mechanism_announces_its_public_size(monkeypatch):
             seed=1)) == 3 * 2 * bounds.DRAWS_A_CELL
         plan = plan_quantiles([0.1, 0.5, 0.9], 1.0, columns=2)
         assert announced(lambda: quantile_release.release_groups(
-            plan, {}, [1, 2, 3], 2)) == 3 * 2 * 3 * quantile_release.DRAWS_A_QUANTILE
+            plan, {}, [1, 2, 3], 2, RandomSource(1))) == \
+            3 * 2 * 3 * quantile_release.DRAWS_A_QUANTILE
         X = gen.normal(size=(40, 5))
         fitted = []
         assert announced(lambda: fitted.append(dprect.fit(

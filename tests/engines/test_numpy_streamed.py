@@ -1,7 +1,9 @@
 """The numpy engine's grouped quantiles streamed to the sinks (issue #42,
 engines/grouped.py ``stream_quantiles``): each block of groups handed on in group order
-as it is drawn — the first before the last is drawn — and together the gathered run's
-cells for a seed (describe's streaming: tests/engines/test_driver_pool.py)."""
+as its last phase is drawn — the first before the last is drawn (phase 1, the counts, own
+centres and pools, runs over every block first: docs/privacy.md §11a, Lemma Q5) — and
+together the gathered run's cells for a seed (describe's streaming:
+tests/engines/test_driver_pool.py)."""
 
 from __future__ import annotations
 
@@ -25,13 +27,13 @@ def test_streamed_quantiles_hand_a_block_on_before_the_last_is_drawn(monkeypatch
     want = release_grouped(plan, stats, names, ["x", "y"], _seeded(5))
     monkeypatch.setattr(grouped, "QUANTILE_BLOCK_CELLS", 4)  # 2 groups a block
     events: list[str] = []
-    real = grouped.release_groups
+    real = grouped.second_phase
 
     def spy(*args):
         events.append("drawn")
         return real(*args)
 
-    monkeypatch.setattr(grouped, "release_groups", spy)
+    monkeypatch.setattr(grouped, "second_phase", spy)
     got: list = []
 
     def spool(block):

@@ -25,8 +25,13 @@ written twice:
   (:func:`~dprect.core.aggregates.column_centres`); phase 2, each block's
   :func:`~dprect.core.aggregates.finish_small` (the small groups' cells around those);
 * the quantiles' (:data:`~dprect.core.statistic.QUANTILES`: each group from its own
-  stream, no dependency between groups) in one phase,
-  :func:`~dprect.core.quantile_release.release_groups`;
+  stream) in two phases the same way: phase 1, each block's
+  :func:`~dprect.core.quantile_release.first_phase` (every cell, and per column the summed
+  histogram of its cells whose noisy count is below the plan's ``pool_rows``); the driver
+  sums the pools and draws each such column's ONE pooled centre from the run's source
+  (:func:`~dprect.core.quantile_release.pooled_centres`); phase 2, each block's
+  :func:`~dprect.core.quantile_release.second_phase` (the pooled cells near it;
+  docs/privacy.md §11a, Lemma Q5);
 * the coverage bounds' (:data:`~dprect.core.statistic.COVERAGE`) in one phase
   (:func:`~dprect.core.bounds.draw_groups`) on an UNSEEDED run only: their draws read one
   stream for every group in turn (a draw's rejection sampling reads a data-dependent
@@ -46,7 +51,8 @@ released cell equals the driver route's, bit for bit (tests/spark/test_executor_
 tests/spark/test_streamed_sinks.py). A run of several mechanisms draws each part from its
 own stream (:func:`~dprect.core.mixed.draw_parts`) from the same kept blocks.
 
-**What reaches the driver**: the per-column small pools (describe only), then each
+**What reaches the driver**: the per-column small pools (describe's, the quantiles'
+pooled histograms), then each
 block's released cells (pickled, in block order; describe's all-pooled blocks as column
 arrays, :class:`~dprect.core.column_release.ReleasedColumns`, whose cells the driver
 makes) — or, given the product's ``pack``, each block's result packed in its task
@@ -119,7 +125,14 @@ from dprect.core.column_release import (
 from dprect.core.describe_stats import BinBlock, BinStatistics
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.mixed import draw_parts
-from dprect.core.quantile_release import QuantileResult, release_groups, statistic_names
+from dprect.core.quantile_release import (
+    QuantileResult,
+    first_phase,
+    joined_pools,
+    pooled_centres,
+    second_phase,
+    statistic_names,
+)
 from dprect.core.randomness import STREAM_SEED_BITS, RandomSource
 from dprect.core.statistic import (
     COVERAGE,
@@ -442,19 +455,44 @@ def query_second(batches: Iterator[Any], plan: bytes,
                                  else packing.describe(batch, row, the_plan, done)})
 
 
-def quantiles_block(batches: Iterator[Any], plan: bytes, blocks: Blocks, part: int,
-                    packing: Packing | None = None) -> Iterator[Any]:
-    """The quantiles of each block's groups, each from its own stream
-    (:func:`~dprect.core.quantile_release.release_groups`); with ``packing``, packed
-    (:meth:`Packing.quantiles`)."""
+def quantiles_first(batches: Iterator[Any], plan: bytes, blocks: Blocks, part: int,
+                    carry: bool = False) -> Iterator[Any]:
+    """Phase 1 of the quantiles per block, as describe's (:func:`query_first`): each
+    group from its own stream (:func:`~dprect.core.quantile_release.first_phase`), the
+    block's draws (:data:`DRAWS`) and its pools (:data:`POOLS`: per column, the summed
+    histogram of the cells whose noisy count is below the plan's ``pool_rows``); with
+    ``carry``, the block's :data:`CARRIED` columns handed on as they came."""
     the_plan = pickle.loads(plan)
     for batch in batches:
+        carried = [c for c in CARRIED if carry and c in batch.schema.names]
         for row in range(batch.num_rows):
             block = batch.column(PART)[row].as_py()
             n = blocks.size(block)
             stats = {k: c.quantile_statistics()
                      for k, c in blocks.cells(batch, row, part).items()}
-            done = release_groups(the_plan, stats, _seeds(batch, row, n), blocks.columns)
+            first = first_phase(the_plan, stats, _seeds(batch, row, n), blocks.columns)
+            pools, first.pools = first.pools, {}
+            out = _out(block, **{DRAWS: pickle.dumps(first), POOLS: pickle.dumps(pools)})
+            yield pa.RecordBatch.from_arrays(
+                [*out.columns, *(batch.column(c).slice(row, 1) for c in carried)],
+                names=[*out.schema.names, *carried])
+
+
+def quantiles_second(batches: Iterator[Any], plan: bytes,
+                     centres: dict[int, tuple[int, int]], blocks: Blocks, part: int,
+                     packing: Packing | None = None) -> Iterator[Any]:
+    """Phase 2 of the quantiles per block: the pooled cells drawn near their column's
+    pooled centre (:func:`~dprect.core.quantile_release.second_phase`; a block without
+    pooled cells decodes nothing); with ``packing``, packed (:meth:`Packing.quantiles`)."""
+    the_plan = pickle.loads(plan)
+    for batch in batches:
+        for row in range(batch.num_rows):
+            block = batch.column(PART)[row].as_py()
+            first = pickle.loads(batch.column(DRAWS)[row].as_py())
+            stats = ({k: c.quantile_statistics()
+                      for k, c in blocks.cells(batch, row, part).items()}
+                     if first.pooled else {})
+            done = second_phase(the_plan, stats, first, centres, blocks.columns)
             yield _out(block, **{RESULT: _result(done) if packing is None
                                  else packing.quantiles(batch, row, the_plan, done)})
 
@@ -782,22 +820,48 @@ class ExecutorDraws:
         if len(columns) != plan.columns:
             raise ParameterError(f"a plan of the quantiles of {plan.columns} column(s) for "
                                  f"{len(columns)} column(s)")
-        body = partial(quantiles_block, plan=pickle.dumps(plan), blocks=self.blocks,
-                       part=part)
-        if each_block is not None and pack is not None:  # streamed, packed there
-            self._stream(self._blocks(rng, groups),
-                         partial(body, packing=Packing(pack, tuple(columns), rng.seeded)),
-                         lambda start, packed: each_block(packed), load=bytes)
-            return QuantileResult(list(columns), list(groups), tuple(statistics), [], plan,
-                                  rng.seeded)
-        if each_block is not None:  # streamed: each block's result handed on
-            self._stream(self._blocks(rng), body, lambda start, rows: each_block(
-                QuantileResult(list(columns), list(groups[start:start + len(rows)]),
-                               tuple(statistics), rows, plan, rng.seeded)))
-            return QuantileResult(list(columns), list(groups), tuple(statistics), [], plan,
-                                  rng.seeded)
-        done = _run(self._blocks(rng), body, RESULT_SCHEMA)
-        cells = [row for rows in _blocks_of(_collect(done, RESULT), RESULT) for row in rows]
+        blob = pickle.dumps(plan)
+        carry = each_block is not None  # one mechanism, streamed (draw_in_executors)
+        to_pack = carry and pack is not None
+        carried = (f", {BLOB} binary" + (f", {NAMES} binary" if to_pack else "")
+                   if carry else "")
+        # phase 1 as describe's (query): the counts and own cells, then the pools
+        first = _run(self._blocks(rng, groups if to_pack else None),
+                     partial(quantiles_first, plan=blob, blocks=self.blocks, part=part,
+                             carry=carry),
+                     f"{PART} int, {DRAWS} binary, {POOLS} binary{carried}"
+                     ).persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            pools = joined_pools(_blocks_of(_collect(first, POOLS), POOLS))
+            centres = pooled_centres(plan, pools, rng)  # the run's source, after the seeds
+            del pools
+            if carry:  # the kept blocks are in phase 1's kept output now
+                second_input = first.select(PART, DRAWS, BLOB,
+                                            *([NAMES] if to_pack else []))
+                _unpersist(self.merged)
+            else:
+                second_input = first.select(PART, DRAWS).join(
+                    self.merged.select(PART, BLOB), PART, "left")
+            body = partial(quantiles_second, plan=blob, centres=centres,
+                           blocks=self.blocks, part=part)
+            if each_block is not None and pack is not None:  # streamed, packed there
+                self._stream(second_input,
+                             partial(body, packing=Packing(pack, tuple(columns),
+                                                           rng.seeded)),
+                             lambda start, packed: each_block(packed), load=bytes)
+                return QuantileResult(list(columns), list(groups), tuple(statistics), [],
+                                      plan, rng.seeded)
+            if each_block is not None:  # streamed: each block's result handed on
+                self._stream(second_input, body, lambda start, rows: each_block(
+                    QuantileResult(list(columns), list(groups[start:start + len(rows)]),
+                                   tuple(statistics), rows, plan, rng.seeded)))
+                return QuantileResult(list(columns), list(groups), tuple(statistics), [],
+                                      plan, rng.seeded)
+            done = _run(second_input, body, RESULT_SCHEMA)
+            cells = [row for rows in _blocks_of(_collect(done, RESULT), RESULT)
+                     for row in rows]
+        finally:
+            _unpersist(first)
         return QuantileResult(list(columns), list(groups), tuple(statistics), cells, plan,
                               rng.seeded)
 
@@ -887,5 +951,6 @@ __all__ = ["BLOCKS_PER_CORE", "CELLS_PER_BLOCK", "EXECUTOR_CELLS", "FETCH_BLOCKS
            "QUERY_BLOCK_FACTOR", "STREAMED", "WAVE_BLOCKS",
            "Blocks", "EachBlock", "ExecutorDraws", "Packing", "block_cells", "block_starts",
            "coverage_block",
-           "draw_in_executors", "executor_route", "listed_blocks", "quantiles_block",
+           "draw_in_executors", "executor_route", "listed_blocks", "quantiles_first",
+           "quantiles_second",
            "query_first", "query_second"]

@@ -1,0 +1,102 @@
+"""The quantiles' pooled centre on the Spark engine (issue #41 item 5; docs/privacy.md §11a,
+Lemma Q5): on public groups of which most are small — each cell's noisy count below the
+plan's ``pool_rows``, so no own centre but ONE centre per column drawn from the pooled
+rows of all such cells, summed across the blocks — the executor route (two phases:
+the counts and pools, then the pooled cells near their column's centre) releases, for a
+seed, exactly the numpy engine's cells, streamed or gathered."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from dprect.app.aggregate_flow import asked_mechanisms, plan_for, run_spec
+from dprect.core import quantile_release
+from dprect.core.randomness import RandomSource
+from dprect.core.request import Source
+from dprect.engines import grouped
+from dprect.engines.grouped import draw_statistics, grouped_statistics
+from dprect.engines.spark import executor_draws
+from dprect.engines.spark.grouped_route import SparkGroupedRoute
+
+COLUMNS = ["x", "y"]
+LISTED = [f"g{i}" for i in range(40)]  # g36 … g39: no rows
+
+
+def _table() -> dict[str, np.ndarray]:
+    gen = np.random.default_rng(48)
+    # 4 large groups (own centres), 32 small ones of 250 rows (pooled), 4 without rows
+    sizes = [3000 if i < 4 else 250 for i in range(36)]
+    g = np.array([f"g{i}" for i, n in enumerate(sizes) for _ in range(n)] + ["zz"] * 20)
+    n = len(g)
+    x = (gen.poisson(3.0, n) - 2).astype(np.int32)
+    y = gen.normal(50.0, 10.0, n)
+    y[::97] = np.nan
+    return {"x": x, "y": y, "g": g}
+
+
+def _rng(seed: int) -> RandomSource:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return RandomSource(seed=seed)
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_pooled_quantiles_equal_numpys_in_the_executors(spark, tmp_path: Path, monkeypatch,
+                                                        streamed: bool):
+    table = _table()
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table(table), path, row_group_size=5000)
+    mechanisms, names = asked_mechanisms("p10,median,p90")
+    plan = plan_for(mechanisms, {"epsilon": 0.5, "columns": COLUMNS}, names)
+    assert 250 < plan.pool_rows < 3000  # the small groups pool, the large do not
+    spec = run_spec(mechanisms, plan, None, COLUMNS)
+    index = np.array([LISTED.index(v) if v in LISTED else -1 for v in table["g"]],
+                     dtype=np.int32)
+    cells = grouped_statistics([table[c] for c in COLUMNS], index, len(LISTED), spec)
+    want = draw_statistics(mechanisms, plan, cells, LISTED, COLUMNS, _rng(3)).rows()
+
+    pooled: list[list[int]] = []
+    real = quantile_release.pooled_centres
+
+    def spy(plan, pools, rng):  # the columns whose pooled centre the driver drew
+        pooled.append(sorted(pools))
+        return real(plan, pools, rng)
+
+    monkeypatch.setattr(executor_draws, "EXECUTOR_CELLS", 1)
+    monkeypatch.setattr(executor_draws, "pooled_centres", spy)
+    route = SparkGroupedRoute(lambda: (spark, False))
+    blocks: list = []
+    with route.open(Source(str(path), COLUMNS, group_by="g"), LISTED, spec,
+                    lambda _: None) as prepared:
+        result = prepared.draw(mechanisms, plan, LISTED, COLUMNS, _rng(3),
+                               **({"each_block": blocks.append} if streamed else {}))
+    got = [row for block in blocks for row in block.rows()] if streamed else result.rows()
+    assert pooled == [[0, 1]]  # one pooled centre a column, from every block's pool
+    assert got == want
+    small = [r for r in got if r["group"] not in LISTED[:4]]
+    assert all(r["below_rows_needed"] for r in small)
+
+
+def test_numpy_blocks_pool_across_blocks(monkeypatch):
+    """The numpy engine's streamed blocks (``QUANTILE_BLOCK_CELLS``) give the gathered
+    run's cells: the pools are summed over every block before any pooled cell is drawn."""
+    table = _table()
+    mechanisms, names = asked_mechanisms("median")
+    plan = plan_for(mechanisms, {"epsilon": 0.5, "columns": COLUMNS}, names)
+    spec = run_spec(mechanisms, plan, None, COLUMNS)
+    index = np.array([LISTED.index(v) if v in LISTED else -1 for v in table["g"]],
+                     dtype=np.int32)
+    cells = grouped_statistics([table[c] for c in COLUMNS], index, len(LISTED), spec)
+    stats = {k: c.quantile_statistics() for k, c in cells.items()}
+    whole = quantile_release.release_grouped(plan, stats, LISTED, COLUMNS, _rng(4))
+    monkeypatch.setattr(grouped, "QUANTILE_BLOCK_CELLS", 6)  # 3 groups a block
+    got: list = []
+    draw_statistics(mechanisms, plan, cells, LISTED, COLUMNS, _rng(4),
+                    lambda block: got.extend(block.cells))
+    assert got == whole.cells
