@@ -36,7 +36,11 @@ import pyarrow as pa
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.extras import require
 from dprect.core.result import FitResult
-from dprect.release.delta_output import committed_or_nothing, is_delta_folder
+from dprect.release.delta_output import (
+    check_no_constraints,
+    committed_or_nothing,
+    is_delta_folder,
+)
 
 SCHEMA = pa.schema([
     pa.field("run_id", pa.string(), nullable=False),
@@ -156,6 +160,7 @@ def check_results_table(path: str | os.PathLike[str], *, spark: Any | None = Non
         raise InputDataError(
             f"results table {str(path)!r} has another schema "
             f"(columns {', '.join(n for n, _ in theirs)}); choose another path")
+    check_no_constraints(p, "results table")
 
 
 def _deltars_schema(p: Path, path: str

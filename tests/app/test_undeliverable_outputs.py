@@ -7,7 +7,9 @@ released"), the budget spent for nothing:
   given;
 * a ``--table`` Delta folder holding a table of the same column names but a NOT NULL
   column (the commit refuses the empty cells of a statistic not asked) — or of another
-  type, which delta-rs took by casting the floats to text.
+  type, which delta-rs took by casting the floats to text;
+* a ``--table`` or ``--results-table`` Delta table with a CHECK constraint its rows
+  broke.
 
 Each is now refused in one line, exit 2, before the ledger is touched, nothing written.
 The cases the sweep tried that held are in the branch's report."""
@@ -96,3 +98,24 @@ def test_a_delta_table_the_run_wrote_before_is_overwritten(
                             str(table)], capsys)
         assert code == 0, err
     assert deltalake.DeltaTable(str(table)).version() == 1
+
+
+@pytest.mark.parametrize("product", ["aggregate", "fit"])
+def test_a_delta_table_with_check_constraints_is_refused_before_the_charge(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], product: str) -> None:
+    """A CHECK constraint (``delta.constraints.<name>``) refuses a commit whose rows break
+    it — which depends on the released values — so main charged the run, then failed to
+    write ("DeltaError"). An aggregate's ``--table`` and a fit's ``--results-table`` are
+    now refused by the table's properties (public), before the charge."""
+    deltalake = pytest.importorskip("deltalake")
+    table = tmp_path / "t"
+    if product == "aggregate":
+        argv = [*AGGREGATE, "--output", str(tmp_path / "r.json"), "--table", str(table)]
+    else:
+        argv = [*FIT, "--output", str(tmp_path / "r.json"), "--results-table", str(table)]
+    code, _, err = run([*argv, "--seed", "1"], capsys)  # the table, made by dprect
+    assert code == 0, err
+    (tmp_path / "r.json").unlink()
+    column = "count" if product == "aggregate" else "epsilon"
+    deltalake.DeltaTable(str(table)).alter.add_constraint({"kept": f"{column} > -1"})
+    _refused(tmp_path, capsys, argv, "is a Delta table with CHECK constraints (kept)")
