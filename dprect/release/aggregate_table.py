@@ -29,7 +29,7 @@ from typing import Any, BinaryIO
 from dprect.core.errors import ParameterError
 from dprect.core.statistic import COVERAGE, Mechanism
 from dprect.release.aggregate_record import SHAPES, TableBlock, mixed_columns, mixed_method
-from dprect.release.delta_output import check_no_constraints, committed_or_nothing
+from dprect.release.delta_output import check_table_properties, committed_or_nothing
 from dprect.release.files import check_output_path
 from dprect.release.sinks import Feed, Release, Sink, Write, file_write
 
@@ -273,7 +273,7 @@ class DeltaTableSink:
                 f"{'NOT NULL ' if not other.nullable else ''}{_plain_type(other.type)}, "
                 f"not the {self.layout.noun}'s nullable "
                 f"{ours.field(other.name).type}; choose another path")
-        check_no_constraints(self.path, self.name)
+        check_table_properties(self.path, self.name, overwrite=True)
 
     def prepare(self, release: Release) -> Write:
         """The rows from the record's one read go to a compressed Arrow stream in a

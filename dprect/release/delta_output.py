@@ -39,13 +39,17 @@ def is_delta_folder(path: str | os.PathLike[str]) -> bool:
 _CONSTRAINT = "delta.constraints."
 
 
-def check_no_constraints(path: str | os.PathLike[str], what: str) -> None:
-    """Refuse, before the charge, an existing Delta table at ``path`` that carries CHECK
-    constraints (table properties ``delta.constraints.<name>``): a commit whose rows break
-    one is refused — which rows do depends on the released values, so it would fail
-    after the charge. Read with delta-rs from the table's metadata (public: the output
-    table's own properties, never a row of the input); not a Delta table, or no
-    delta-rs: nothing to read here (the other checks say what the path is)."""
+def check_table_properties(path: str | os.PathLike[str], what: str, *,
+                           overwrite: bool) -> None:
+    """Refuse, before the charge, an existing Delta table at ``path`` whose properties
+    would refuse the release's commit after it: CHECK constraints
+    (``delta.constraints.<name>``: whether a release's rows break one depends on the
+    released values, so such a table is refused whatever they are), and for an
+    ``overwrite`` a table made append-only (``delta.appendOnly``: no overwrite ever
+    commits, nor would the replay). Read with delta-rs from the table's metadata
+    (public: the output table's own properties, never a row of the input); not a Delta
+    table, or no delta-rs: nothing to read here (the other checks say what the path
+    is)."""
     try:
         from deltalake import DeltaTable
 
@@ -59,6 +63,10 @@ def check_no_constraints(path: str | os.PathLike[str], what: str) -> None:
         raise ParameterError(f"{what} {str(path)!r} is a Delta table with CHECK "
                              f"constraints ({', '.join(names)}): a release its rows break "
                              "could not be written after the charge; choose another path")
+    if overwrite and str(configuration.get("delta.appendOnly", "")).lower() == "true":
+        raise ParameterError(f"{what} {str(path)!r} is an append-only Delta table "
+                             "(delta.appendOnly): the release overwrites its table; "
+                             "choose another path")
 
 
 @contextlib.contextmanager
@@ -115,5 +123,5 @@ def committed_or_nothing(path: str | os.PathLike[str]) -> Iterator[None]:
         raise
 
 
-__all__ = ["check_no_constraints", "committed_or_nothing", "is_delta_folder",
+__all__ = ["check_table_properties", "committed_or_nothing", "is_delta_folder",
            "native_stderr_dropped"]

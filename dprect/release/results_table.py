@@ -37,7 +37,7 @@ from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.extras import require
 from dprect.core.result import FitResult
 from dprect.release.delta_output import (
-    check_no_constraints,
+    check_table_properties,
     committed_or_nothing,
     is_delta_folder,
 )
@@ -160,7 +160,7 @@ def check_results_table(path: str | os.PathLike[str], *, spark: Any | None = Non
         raise InputDataError(
             f"results table {str(path)!r} has another schema "
             f"(columns {', '.join(n for n, _ in theirs)}); choose another path")
-    check_no_constraints(p, "results table")
+    check_table_properties(p, "results table", overwrite=False)
 
 
 def _deltars_schema(p: Path, path: str

@@ -9,7 +9,9 @@ released"), the budget spent for nothing:
   column (the commit refuses the empty cells of a statistic not asked) — or of another
   type, which delta-rs took by casting the floats to text;
 * a ``--table`` or ``--results-table`` Delta table with a CHECK constraint its rows
-  broke.
+  broke;
+* a ``--table`` Delta table made append-only (``delta.appendOnly``): the overwrite never
+  commits, nor would the replay main's message offered.
 
 Each is now refused in one line, exit 2, before the ledger is touched, nothing written.
 The cases the sweep tried that held are in the branch's report."""
@@ -119,3 +121,15 @@ def test_a_delta_table_with_check_constraints_is_refused_before_the_charge(
     column = "count" if product == "aggregate" else "epsilon"
     deltalake.DeltaTable(str(table)).alter.add_constraint({"kept": f"{column} > -1"})
     _refused(tmp_path, capsys, argv, "is a Delta table with CHECK constraints (kept)")
+
+
+def test_an_append_only_delta_table_is_refused_before_the_charge(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    deltalake = pytest.importorskip("deltalake")
+    table = tmp_path / "t"
+    argv = [*AGGREGATE, "--output", str(tmp_path / "r.json"), "--table", str(table)]
+    code, _, err = run(argv, capsys)  # the table, made by dprect
+    assert code == 0, err
+    (tmp_path / "r.json").unlink()
+    deltalake.DeltaTable(str(table)).alter.set_table_properties({"delta.appendOnly": "true"})
+    _refused(tmp_path, capsys, argv, "is an append-only Delta table (delta.appendOnly)")
