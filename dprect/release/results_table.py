@@ -178,7 +178,11 @@ def _deltars_schema(p: Path, path: str
                 "choose another path")
         return None, ours
     try:
-        schema = pa.schema(DeltaTable(str(p)).schema().to_arrow())
+        table = DeltaTable(str(p))
+        schema = pa.schema(table.schema().to_arrow())
+        # what :func:`has_run` reads after the charge (no row read here): a table of a
+        # reader feature delta-rs lacks (deletion vectors) is refused now, not then
+        table.to_pyarrow_dataset()
     except Exception as exc:  # any delta-rs failure: unusable input, named by its class
         raise InputDataError(f"cannot read results table {path!r} as delta "
                              f"(deltalake error {type(exc).__name__})") from None

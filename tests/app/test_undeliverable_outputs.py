@@ -11,7 +11,9 @@ released"), the budget spent for nothing:
 * a ``--table`` or ``--results-table`` Delta table with a CHECK constraint its rows
   broke;
 * a ``--table`` Delta table made append-only (``delta.appendOnly``): the overwrite never
-  commits, nor would the replay main's message offered.
+  commits, nor would the replay main's message offered;
+* a ``--results-table`` of a reader feature delta-rs cannot read (deletion vectors): the
+  look-up of the run id failed after the charge as an internal error (exit 1).
 
 Each is now refused in one line, exit 2, before the ledger is touched, nothing written.
 The cases the sweep tried that held are in the branch's report."""
@@ -133,3 +135,16 @@ def test_an_append_only_delta_table_is_refused_before_the_charge(
     (tmp_path / "r.json").unlink()
     deltalake.DeltaTable(str(table)).alter.set_table_properties({"delta.appendOnly": "true"})
     _refused(tmp_path, capsys, argv, "is an append-only Delta table (delta.appendOnly)")
+
+
+def test_a_results_table_delta_rs_cannot_read_is_refused_before_the_charge(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    deltalake = pytest.importorskip("deltalake")
+    table = tmp_path / "t"
+    argv = [*FIT, "--output", str(tmp_path / "r.json"), "--results-table", str(table)]
+    code, _, err = run(argv, capsys)  # the table, made by dprect
+    assert code == 0, err
+    (tmp_path / "r.json").unlink()
+    deltalake.DeltaTable(str(table)).alter.set_table_properties(
+        {"delta.enableDeletionVectors": "true"})
+    _refused(tmp_path, capsys, argv, "cannot read results table")
