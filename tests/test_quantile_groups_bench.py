@@ -24,6 +24,14 @@ def test_rank_errors_and_the_range_on_a_tied_cell() -> None:
     # a non-finite release counts as the whole range of ranks, and outside
     got = qg.score(x, [[float("nan"), 2.0, float("inf")]])
     assert got[0]["median"] == 1.0 and got[0]["inside"] == 0.0
+    # 10⁴× off: outside the range and past 10⁴·9 or, all rows positive, under 10⁻⁴·1
+    assert [qg.far(x, v) for v in (90_001.0, -90_001.0, 90_000.0, 1e-5, 0.0, -1e-3,
+                                   5.0, float("inf"))] == [
+        True, True, False, True, True, False, False, True]
+    # a cell reaching 0 or straddling it has no magnitude too small to be near it
+    assert not qg.far(np.array([0.0, 1.0]), -1e-300)
+    assert not qg.far(np.array([-3.0, 1.0]), 1e-300)
+    assert qg.far(np.array([-3.0, -1.0]), 1e-300) and qg.far(np.array([-3.0, 1.0]), 1e5)
 
 
 def test_bands_and_the_summary_counts() -> None:
@@ -33,7 +41,8 @@ def test_bands_and_the_summary_counts() -> None:
     def cell(group: str, rows: int, mine: list[float], peer: list[float],
              flagged: float) -> dict:
         def s(errs: list[float]) -> list[dict[str, float]]:
-            return [{"median": e, "worst": 2 * e, "inside": 1.0 if e < 0.1 else 0.0}
+            return [{"median": e, "worst": 2 * e, "inside": 1.0 if e < 0.1 else 0.0,
+                     "far": 1.0 if e > 0.4 else 0.0}
                     for e in errs]
         return {"group": group, "column": "c", "rows": rows, "band": qg.band_of(rows),
                 "flagged": flagged, "dprect": s(mine), "opendp": s(peer)}
@@ -51,5 +60,6 @@ def test_bands_and_the_summary_counts() -> None:
     assert small["dprect"]["median"] == pytest.approx(0.025)
     assert small["dprect"]["worst_median"] == 0.5 and small["dprect"]["worst_run"] == 1.0
     assert small["dprect"]["inside"] == pytest.approx(4 / 6)
+    assert small["dprect"]["far"] == pytest.approx(1 / 6)
     assert small["flagged"] == 0.75
     assert bands["all"]["dprect_at_most_opendp"] == 7 and bands["all"]["cells"] == 3
