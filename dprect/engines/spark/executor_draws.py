@@ -26,12 +26,15 @@ written twice:
   :func:`~dprect.core.aggregates.finish_small` (the small groups' cells around those);
 * the quantiles' (:data:`~dprect.core.statistic.QUANTILES`: each group from its own
   stream) in two phases the same way: phase 1, each block's
-  :func:`~dprect.core.quantile_release.first_phase` (every cell, and per column the summed
-  histogram of its cells whose noisy count is below the plan's ``pool_rows``); the driver
-  sums the pools and draws each such column's ONE pooled centre from the run's source
+  :func:`~dprect.core.quantile_release.first_phase` (every cell, and its
+  :class:`~dprect.core.quantile_release.QuantilePools`: per column the summed histogram
+  and released rows of its cells whose noisy count is below the plan's ``pool_rows``,
+  and the anchor's histogram of the other cells' middle bins); the driver joins the
+  pools and makes each such column's ONE centre — drawn from the run's source, or, for a
+  column whose pooled released rows fall short of ``pool_rows``, its anchor with no draw
   (:func:`~dprect.core.quantile_release.pooled_centres`); phase 2, each block's
   :func:`~dprect.core.quantile_release.second_phase` (the pooled cells near it;
-  docs/privacy.md §11a, Lemma Q5);
+  docs/privacy.md §11a, Lemmas Q5 and Q6);
 * the coverage bounds' (:data:`~dprect.core.statistic.COVERAGE`) in one phase
   (:func:`~dprect.core.bounds.draw_groups`) on an UNSEEDED run only: their draws read one
   stream for every group in turn (a draw's rejection sampling reads a data-dependent
@@ -126,6 +129,7 @@ from dprect.core.describe_stats import BinBlock, BinStatistics
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.mixed import draw_parts
 from dprect.core.quantile_release import (
+    QuantilePools,
     QuantileResult,
     first_phase,
     joined_pools,
@@ -474,8 +478,9 @@ def quantiles_first(batches: Iterator[Any], plan: bytes, blocks: Blocks, part: i
                     carry: bool = False) -> Iterator[Any]:
     """Phase 1 of the quantiles per block, as describe's (:func:`query_first`): each
     group from its own stream (:func:`~dprect.core.quantile_release.first_phase`), the
-    block's draws (:data:`DRAWS`) and its pools (:data:`POOLS`: per column, the summed
-    histogram of the cells whose noisy count is below the plan's ``pool_rows``); with
+    block's draws (:data:`DRAWS`) and its pools (:data:`POOLS`: the block's
+    :class:`~dprect.core.quantile_release.QuantilePools` — the pooled cells' histograms
+    and released rows, the anchor's histogram of the other cells' middle bins); with
     ``carry``, the block's :data:`CARRIED` columns handed on as they came."""
     the_plan = pickle.loads(plan)
     for batch in batches:
@@ -486,7 +491,7 @@ def quantiles_first(batches: Iterator[Any], plan: bytes, blocks: Blocks, part: i
             stats = {k: c.quantile_statistics()
                      for k, c in blocks.cells(batch, row, part).items()}
             first = first_phase(the_plan, stats, _seeds(batch, row, n), blocks.columns)
-            pools, first.pools = first.pools, {}
+            pools, first.pools = first.pools, QuantilePools({}, {}, {})
             out = _out(block, **{DRAWS: pickle.dumps(first), POOLS: pickle.dumps(pools)})
             yield pa.RecordBatch.from_arrays(
                 [*out.columns, *(batch.column(c).slice(row, 1) for c in carried)],
