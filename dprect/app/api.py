@@ -32,6 +32,7 @@ from dprect.core.labels import (
 from dprect.core.planner import Plan, plan
 from dprect.core.randomness import RandomSource
 from dprect.core.reading import (
+    check_invalid_rows,
     check_table,
     float_matrix,
     floats_of,
@@ -481,6 +482,9 @@ def _class_fit(X: object, y: object, request: FitRequest, selection: SelectionPl
         counts = label_counts(y, len(X_arr), listed=listed)
         names = feature_names(features if features is not None else column_names(X),
                               X_arr.shape[1])
+        # the error policy's refusal over every row, before the charge and the draw: not
+        # only the kept classes' (a refusal would tell the draw's outcome), as the engines
+        check_invalid_rows(X_arr, names, request.invalid_rows)
         domains = resolve_domains(grid, names)
     the_plan = plan(request.budget(), domains=domains, auto_count=False)  # no count: #24
     guarantee, check = checked_charge(  # before any noise; with a selection: any number

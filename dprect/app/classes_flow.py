@@ -169,7 +169,10 @@ class ClassesProduct:
         over :func:`unlisted_candidates`, at most MAX_CLASSES classes in all; one stream of
         the run's source: a seed keeps the same classes on every engine), and the route
         prepares the listed classes, then each kept one, as ``open_classes`` does. Nothing
-        is released before the charge."""
+        is released before the charge. The ``error`` invalid-rows policy is checked over
+        every row before the draw (the route's ``invalid_rows``): it ran only on the
+        classes' requests, so with no class listed a draw keeping none skipped it and a
+        refusal told, uncharged and repeatably, that the draw had kept one."""
         s, selection = self.settings, self.selection
         assert selection is not None
         opened = OpenedClasses()
@@ -190,7 +193,8 @@ class ClassesProduct:
         with ExitStack() as failing:
             failing.push(opened)
             opened.prepared = list(opened.stack.enter_context(opener(
-                s.source, self.domains, choose, self.plan, progress)).prepared)
+                s.source, self.domains, choose, self.plan, progress,
+                invalid_rows=s.request.invalid_rows)).prepared)  # checked before the draw
             failing.pop_all()
         return opened
 

@@ -473,7 +473,9 @@ def _cmd_fit(args: argparse.Namespace) -> int:
 
 def _cmd_budget(args: argparse.Namespace) -> int:
     from dprect.release.ledger import Ledger
+    from dprect.release.ledger.log import check_ledger_path
 
+    check_ledger_path(args.ledger, "--ledger")  # a device, FIFO or socket: never opened
     ledger = Ledger(args.ledger)
     if args.budget_command == "init":
         ledger.init()

@@ -19,7 +19,10 @@ lemma each comes from:
   rank score of sensitivity 1 row (:data:`QUANTILE_SENSITIVITY`), so it is (2·c·b)-DP;
   the m draws compose (basic), groups in parallel; a cell below the plan's ``pool_rows``
   reads its column's ONE pooled centre, each row in :data:`QUANTILE_POOLS_PER_ROW` pool
-  (Lemma Q5: one more split, re-derived like the others);
+  (Lemma Q5: one more split, re-derived like the others) — or, a pool whose released rows
+  fall short of ``pool_rows``, its column's anchor on other cells' releases (Lemma Q6:
+  no centre drawn, the small split less its centre, below the splits re-derived: nothing
+  added);
 
 * **interior-point failure** (McSherry & Talwar's utility bound for the depth score):
   a round on a grid of M points with window Δ fails on one side with probability at most
@@ -839,7 +842,9 @@ QUANTILE_SENSITIVITY = 1
 #: how many pools of one column a row enters when the cells whose noisy count is below the
 #: plan's ``pool_rows`` draw ONE centre per column from their pooled rows (docs/privacy.md
 #: §11a, Lemma Q5): a row is in one group, whose cell of the column is in the pool or not
-#: — the pooled centre's depths move by at most QUANTILE_SENSITIVITY times this
+#: — the pooled centre's depths move by at most QUANTILE_SENSITIVITY times this. (An
+#: anchored pool, Lemma Q6, draws no centre: post-processing of other cells' releases,
+#: its split the small one less the centre's ε — no split of its own to re-derive.)
 QUANTILE_POOLS_PER_ROW = 1
 
 

@@ -15,11 +15,15 @@ small group, the quantiles in increasing q; then a block's values at once,
 engine. In two phases (:func:`first_phase`, :func:`second_phase`; docs/privacy.md §11a,
 Lemma Q5): every cell as above, then, per column, ONE centre drawn from the run's source
 (after the groups' seeds) on the summed rows of its cells whose noisy count is below the
-plan's ``pool_rows`` (:func:`pooled_centres`; blocks' pools summed by
+plan's ``pool_rows`` (:func:`pooled_centres`; blocks' pools joined by
 :func:`joined_pools`), and those cells' quantiles redrawn near it from their group's
-pooled stream (a seed drawn last from the group's own stream). Where no cell is pooled
-nothing is drawn in phase 2: the release is phase 1's, bit for bit. Nothing here reads
-rows.
+pooled stream (a seed drawn last from the group's own stream). A column whose pooled
+cells' released rows Σ max(ñ, 0) fall short of ``pool_rows`` has no reliable pooled
+centre: when some cell of the column is not pooled, the pooled cells search near the
+column's *anchor* instead (:func:`anchor_centre`, the lower median of the other cells'
+released bins' blocks; no draw, no ε: docs/privacy.md §11a, Lemma Q6). Where no cell is
+pooled nothing is drawn in phase 2: the release is phase 1's, bit for bit. Nothing here
+reads rows.
 """
 
 from __future__ import annotations
@@ -32,8 +36,10 @@ from typing import Any
 import numpy as np
 
 from dprect.core.accounting import ADD_REMOVE, Guarantee
+from dprect.core.decimal_grid import DecimalGrid
 from dprect.core.errors import ParameterError
 from dprect.core.intervals import BELOW_ROW_NEED, DEFAULT_LEVEL
+from dprect.core.quantile_centre import blocks, signs
 from dprect.core.quantiles import (
     QuantileCell,
     QuantilePlan,
@@ -43,6 +49,7 @@ from dprect.core.quantiles import (
     plan_quantiles,
     pool_histogram,
     pooled_centre,
+    quantile_grid,
     released_cells,
 )
 from dprect.core.randomness import RandomSource, expect_draws
@@ -127,20 +134,64 @@ class QuantileResult:
     to_dict = to_json
 
 
+def signed_blocks(plan: QuantilePlan, bins: np.ndarray) -> np.ndarray:
+    """Each grid cell's (block, sign) of the centre grid
+    (:func:`~dprect.core.quantile_centre.blocks`, :func:`~dprect.core.quantile_centre.signs`)
+    as one sortable key, int64: −block on the negative side, 0 for zero's two cells,
+    +block on the positive side — the signed order of the values (a cell of a larger
+    index has a key at least as large), one key a (block, sign) a cell can have."""
+    g = quantile_grid(plan.grid, plan.resolution)
+    assert isinstance(g, DecimalGrid)
+    i = np.asarray(bins, dtype=np.int64)
+    return ((signs(g, i) - 1) * blocks(g, i)).astype(np.int64)
+
+
+def anchor_centre(keys: np.ndarray, counts: np.ndarray) -> tuple[int, int]:
+    """The anchor (block, sign) of a column from its :class:`QuantilePools` ``anchors``
+    histogram (sorted signed keys, :func:`signed_blocks`; their cells): the key of the
+    lower median of the cells, element ⌊(N − 1)/2⌋ of the N keys in increasing order —
+    exact, and the same whatever the blocks the histogram was summed from — as (|key|,
+    sign): 0 for a negative key, 1 for 0, 2 for a positive one."""
+    counts = np.asarray(counts, dtype=np.int64)
+    total = int(counts.sum())
+    if total < 1:
+        raise ParameterError("an anchor needs at least one cell")
+    at = int(np.searchsorted(np.cumsum(counts), (total - 1) // 2, side="right"))
+    key = int(np.asarray(keys, dtype=np.int64)[at])
+    return abs(key), 1 + (key > 0) - (key < 0)
+
+
+@dataclass
+class QuantilePools:
+    """What a column's pooled cells search near, over the groups of some blocks
+    (:func:`first_phase`; joined by :func:`joined_pools`): per column with pooled cells
+    (those whose noisy count is below ``QuantilePlan.pool_rows``) the summed histogram of
+    their rows (:func:`~dprect.core.quantiles.pool_histogram`) in ``hists`` and their
+    released rows Σ max(ñ, 0) in ``rows``; per column with cells drawn without the pool
+    (a noisy count of at least ``pool_rows``) the histogram of each such cell's *middle
+    bin* — the lower median of its m drawn bins, bin ⌊(m − 1)/2⌋ in grid order, a
+    mechanism's output whose value the cell releases — by its signed block
+    (:func:`signed_blocks`) in ``anchors`` (sorted keys, cells). Every part sums, so the
+    pools of any blocks join exactly to the run's."""
+
+    hists: dict[int, tuple[np.ndarray, np.ndarray]]
+    rows: dict[int, int]
+    anchors: dict[int, tuple[np.ndarray, np.ndarray]]
+
+
 @dataclass
 class QuantileFirst:
     """Phase 1 of a block of consecutive groups (:func:`first_phase`): every cell drawn
     as without pooling (``drawn``, ``noisy``, group-major), the cells to pool (those whose
     noisy count is below ``QuantilePlan.pool_rows``: ``(group, column)`` local), each such
-    group's pooled stream seed (drawn last from its own stream) and, per column with
-    pooled cells, the summed histogram of their rows
-    (:func:`~dprect.core.quantiles.pool_histogram`)."""
+    group's pooled stream seed (drawn last from its own stream) and the block's
+    :class:`QuantilePools`."""
 
     drawn: np.ndarray  # int64 (cells, m): a block's cells kept compact until phase 2
     noisy: list[int | None]
     pooled: list[tuple[int, int]]
     seeds: dict[int, int | None]
-    pools: dict[int, tuple[np.ndarray, np.ndarray]]
+    pools: QuantilePools
 
 
 def first_phase(plan: QuantilePlan, cells: Mapping[tuple[int, int], QuantileStatistics],
@@ -151,12 +202,16 @@ def first_phase(plan: QuantilePlan, cells: Mapping[tuple[int, int], QuantileStat
     cell of a group without a pooled one, is what it was without pooling, bit for bit); a
     cell whose noisy count is below the plan's ``pool_rows`` is marked pooled — its own
     centre and quantiles are NOT released, :func:`second_phase` replaces them — and such a
-    group draws one stream seed last from its own stream for its pooled cells' draws."""
+    group draws one stream seed last from its own stream for its pooled cells' draws.
+    The block's pools (:class:`QuantilePools`) read released counts and drawn bins only,
+    besides the pooled cells' histograms."""
     expect_draws(len(seeds) * columns * len(plan.quantiles) * DRAWS_A_QUANTILE)  # public
     empty = _empty()
     drawn: list[list[int]] = []
-    first = QuantileFirst(np.zeros((0, len(plan.quantiles)), dtype=np.int64), [], [], {}, {})
+    first = QuantileFirst(np.zeros((0, len(plan.quantiles)), dtype=np.int64), [], [], {},
+                          QuantilePools({}, {}, {}))
     parts: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
+    rows: dict[int, int] = {}
     for g, seed in enumerate(seeds):
         stream = RandomSource.stream(seed)
         for j in range(columns):
@@ -165,13 +220,36 @@ def first_phase(plan: QuantilePlan, cells: Mapping[tuple[int, int], QuantileStat
             drawn.append(cell)
             first.noisy.append(count)
             if plan.pooled(count):
+                assert count is not None
                 first.pooled.append((g, j))
                 parts.setdefault(j, []).append((stats.keys, stats.counts))
+                rows[j] = rows.get(j, 0) + max(count, 0)
         if first.pooled and first.pooled[-1][0] == g:
             first.seeds[g] = stream.stream_seeds(1)[0]
-    first.pools = {j: pool_histogram(p) for j, p in sorted(parts.items())}
     first.drawn = np.array(drawn, dtype=np.int64).reshape(len(drawn), len(plan.quantiles))
+    first.pools = QuantilePools({j: pool_histogram(p) for j, p in sorted(parts.items())},
+                                dict(sorted(rows.items())),
+                                _anchor_pools(plan, first.drawn, first.noisy, columns))
     return first
+
+
+def _anchor_pools(plan: QuantilePlan, drawn: np.ndarray, noisy: Sequence[int | None],
+                  columns: int) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Per column, the histogram of the signed blocks of the middle bins of the cells
+    drawn without the pool (:class:`QuantilePools`); none on a plan that pools nothing."""
+    if not plan.pool_rows or not len(drawn) or not columns:
+        return {}
+    kept = np.array([n is not None and not plan.pooled(n) for n in noisy], dtype=bool)
+    if not kept.any():
+        return {}
+    middle = np.sort(drawn, axis=1)[:, (drawn.shape[1] - 1) // 2]
+    keys = signed_blocks(plan, middle[kept])
+    where = (np.arange(len(drawn)) % columns)[kept]
+    out = {}
+    for j in np.unique(where).tolist():
+        found, counts = np.unique(keys[where == j], return_counts=True)
+        out[int(j)] = (found.astype(np.int64), counts.astype(np.int64))
+    return out
 
 
 def _empty() -> QuantileStatistics:
@@ -179,18 +257,33 @@ def _empty() -> QuantileStatistics:
     return QuantileStatistics(none, none, none)
 
 
-def joined_pools(parts: Sequence[Mapping[int, tuple[np.ndarray, np.ndarray]]]
-                 ) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-    """Per column, the pools of blocks joined (their histograms summed): the run's."""
-    columns = sorted({j for p in parts for j in p})
-    return {j: pool_histogram([p[j] for p in parts if j in p]) for j in columns}
+def joined_pools(parts: Sequence[QuantilePools]) -> QuantilePools:
+    """The pools of blocks joined (every part summed, column by column): the run's."""
+    hist_cols = sorted({j for p in parts for j in p.hists})
+    anchor_cols = sorted({j for p in parts for j in p.anchors})
+    return QuantilePools(
+        {j: pool_histogram([p.hists[j] for p in parts if j in p.hists]) for j in hist_cols},
+        {j: sum(p.rows.get(j, 0) for p in parts) for j in hist_cols},
+        {j: pool_histogram([p.anchors[j] for p in parts if j in p.anchors])
+         for j in anchor_cols})
 
 
-def pooled_centres(plan: QuantilePlan, pools: Mapping[int, tuple[np.ndarray, np.ndarray]],
-                   rng: RandomSource) -> dict[int, tuple[int, int]]:
-    """Each column with pooled cells' ONE centre (block, sign), drawn from the run's
-    source ``rng`` in column order (:func:`~dprect.core.quantiles.pooled_centre`)."""
-    return {j: pooled_centre(plan, *pools[j], rng) for j in sorted(pools)}
+def pooled_centres(plan: QuantilePlan, pools: QuantilePools, rng: RandomSource
+                   ) -> dict[int, tuple[int, int]]:
+    """Each column with pooled cells' ONE centre (block, sign), columns in order
+    (docs/privacy.md §11a, Lemmas Q5 and Q6): when the pooled cells' released rows reach
+    the plan's ``pool_rows``, or no cell of the column was drawn without the pool, drawn
+    from the run's source ``rng`` (:func:`~dprect.core.quantiles.pooled_centre`); else the
+    column's anchor (:func:`anchor_centre` of its cells drawn without the pool), with no
+    draw — so an anchored column takes nothing from ``rng``. Which it is depends on
+    released counts only; every engine calls this one function on the joined pools."""
+    out = {}
+    for j in sorted(pools.hists):
+        if pools.rows.get(j, 0) < plan.pool_rows and j in pools.anchors:
+            out[j] = anchor_centre(*pools.anchors[j])
+        else:
+            out[j] = pooled_centre(plan, *pools.hists[j], rng)
+    return out
 
 
 def second_phase(plan: QuantilePlan, cells: Mapping[tuple[int, int], QuantileStatistics],
@@ -246,6 +339,7 @@ def release_grouped(plan: QuantilePlan, cells: Mapping[tuple[int, int], Quantile
     return replace(head, cells=out)
 
 
-__all__ = ["QuantileFirst", "QuantileResult", "first_phase", "joined_pools",
-           "plan_statistics", "pooled_centres", "quantile_head", "release_grouped",
-           "release_groups", "second_phase", "statistic_names"]
+__all__ = ["QuantileFirst", "QuantilePools", "QuantileResult", "anchor_centre",
+           "first_phase", "joined_pools", "plan_statistics", "pooled_centres",
+           "quantile_head", "release_grouped", "release_groups", "second_phase",
+           "signed_blocks", "statistic_names"]

@@ -53,7 +53,9 @@ measure decaying away from it (:mod:`dprect.core.quantile_centre`). The plan sta
 count is below ``pool_rows`` (the row need of its own centre) releases no own centre: ONE
 centre per column is drawn from the pooled rows of all such cells (:func:`pooled_centre`,
 the same mechanisms and ε) and their quantiles are drawn near it (:func:`draws_near`;
-the two phases: :mod:`dprect.core.quantile_release`; docs/privacy.md §11a, Lemma Q5).
+the two phases: :mod:`dprect.core.quantile_release`; docs/privacy.md §11a, Lemma Q5) —
+or, when those cells' released rows fall short of ``pool_rows`` beside other cells,
+near the column's anchor on the other cells' released bins (no draw, Lemma Q6).
 
 **Draw order** (the same for a seed on every engine): a group's stream draws its columns
 in order and, per column, the count, the centre (small split) and the m quantiles in
@@ -174,7 +176,9 @@ class QuantilePlan:
     #: the row need of a small group's own centre (:meth:`centre_rows` of the small split
     #: at ``beta``): a cell whose noisy count is below it is pooled (:meth:`pooled`) — its
     #: quantiles are drawn near ONE centre per column drawn from the pooled rows of all
-    #: such cells of the column (docs/privacy.md §11a, Lemma Q5); 0: no pooling
+    #: such cells of the column (docs/privacy.md §11a, Lemma Q5), or, when their
+    #: released rows add up to less than this beside other cells, near the column's
+    #: anchor (Lemma Q6); 0: no pooling
     pool_rows: int = 0
     #: what the independent check re-derived (docs/privacy.md §10), set by the planner
     check: CheckReport | None = None

@@ -159,11 +159,29 @@ def select_rows(X: np.ndarray, positive: np.ndarray, names: Sequence[str] | None
         return X[positive]
     if policy is InvalidRows.DROP:
         return X[positive & finite.all(axis=1)]
+    check_invalid_rows(X, names, policy, finite)  # ``error``: a row is not finite, refused
+    return X[positive]
+
+
+def check_invalid_rows(X: np.ndarray, names: Sequence[str] | None,
+                       invalid_rows: InvalidRows | str,
+                       finite: np.ndarray | None = None) -> None:
+    """The ``error`` invalid-rows policy's refusal: a null (NaN in X), NaN or ±inf
+    feature in ANY row of X, whatever its label, refuses the table naming the first such
+    feature; nothing under ``drop``. Data-dependent, OUTSIDE the privacy guarantee — and
+    independent of every draw: a private class selection checks the table with it before
+    its draw (docs/privacy.md §18), so whether a run is refused never tells which classes
+    the draw kept. ``finite``: ``np.isfinite(X)``, when the caller has it."""
+    if InvalidRows.parse(invalid_rows, "invalid_rows") is not InvalidRows.ERROR:
+        return
+    finite = np.isfinite(X) if finite is None else finite
+    if finite.all():
+        return
     j = int(np.argmax(~finite.all(axis=0)))
-    name = names[j] if names is not None else f"column {j}"
+    name = repr(names[j]) if names is not None else f"column {j}"  # as Spark's names it
     raise InputDataError(f"feature {name} has null, NaN or infinite values (refused under "
                          "the 'error' invalid-rows policy; the default 'drop' drops such rows)")
 
 
-__all__ = ["TABLE_KINDS", "check_table", "float_matrix", "float_of", "float_table", "floats_of",
-           "select_rows", "table_rows"]
+__all__ = ["TABLE_KINDS", "check_invalid_rows", "check_table", "float_matrix", "float_of",
+           "float_table", "floats_of", "select_rows", "table_rows"]

@@ -20,6 +20,7 @@ from dprect.engines.file_schemas import (
     check_types,
     footer_schema,
     format_by_name,
+    holds_delta_log,
     parquet_dataset,
     spark_type_name,
 )
@@ -52,7 +53,7 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     """``delta`` for a folder holding ``_delta_log``, ``csv`` for *.csv / *.csv.gz (a
     trailing ``/`` aside), ``parquet`` otherwise (files or dataset folders): the rule of
     :func:`dprect.engines.file_schemas.format_by_name`, the Spark engine's too."""
-    return format_by_name(os.fspath(path), (Path(path) / "_delta_log").is_dir())
+    return format_by_name(os.fspath(path), holds_delta_log(path))
 
 
 def read_table(path: str | os.PathLike[str], columns: list[str], fmt: str | None = None

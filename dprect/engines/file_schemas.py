@@ -39,9 +39,25 @@ FileSchema = tuple[str, Mapping[str, str]]
 HEADER_BYTES = 1 << 20
 
 
+#: the folder of a Delta table's log: a table is a Delta table when it holds one
+DELTA_LOG = "_delta_log"
+
+
+def holds_delta_log(folder: str | os.PathLike[str]) -> bool:
+    """Whether the local ``folder`` holds a ``_delta_log`` FOLDER — what makes it a Delta
+    table, for both engines (:func:`format_by_name`; the Spark engine asks Hadoop the same
+    of a remote path) and for the outputs' folder-table check
+    (:mod:`dprect.release.sinks`). A ``_delta_log`` that is a file holds no log: the
+    folder is not a Delta table, and the ``_delta_log`` file is skipped as every name
+    starting with ``_`` is (:func:`data_files`). A link to a folder counts as the folder
+    (:meth:`~pathlib.Path.is_dir` follows it)."""
+    return (Path(folder) / DELTA_LOG).is_dir()
+
+
 def format_by_name(name: str, has_delta_log: bool) -> str:
     """The format of an input read without ``--format``, one rule for both engines:
-    ``delta`` for a folder holding ``_delta_log`` (``has_delta_log``), else ``csv`` for a
+    ``delta`` for a folder holding a ``_delta_log`` folder (``has_delta_log``:
+    :func:`holds_delta_log`; a ``_delta_log`` file does not count), else ``csv`` for a
     name ending in ``.csv`` or ``.csv.gz`` (any case; a trailing ``/`` is not part of the
     name, so ``x.csv/`` is a CSV folder), else ``parquet`` (a file or a folder of files).
     Pure: the caller tells whether the ``_delta_log`` folder is there."""
@@ -361,8 +377,9 @@ def check_folder(path: str | os.PathLike[str], local: Path, fmt: str,
     return None
 
 
-__all__ = ["INT96_UNIT", "NOT_IN_FOLDER", "SPARK_DECIMAL_DIGITS", "FileSchema", "FirstFooter",
-           "check_agreement", "check_folder", "check_readable", "check_types", "csv_header",
-           "data_files", "folder_schemas", "footer_schema", "format_by_name",
-           "parquet_dataset", "parquet_footer", "parquet_schema", "readable_schema",
-           "spark_type_name", "spark_unreadable", "type_text", "unlike_type"]
+__all__ = ["DELTA_LOG", "INT96_UNIT", "NOT_IN_FOLDER", "SPARK_DECIMAL_DIGITS", "FileSchema",
+           "FirstFooter", "check_agreement", "check_folder", "check_readable", "check_types",
+           "csv_header", "data_files", "folder_schemas", "footer_schema", "format_by_name",
+           "holds_delta_log", "parquet_dataset", "parquet_footer", "parquet_schema",
+           "readable_schema", "spark_type_name", "spark_unreadable", "type_text",
+           "unlike_type"]

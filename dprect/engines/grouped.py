@@ -431,7 +431,8 @@ def stream_quantiles(plan: QuantilePlan, cells: Mapping[tuple[int, int], Any],
             stop = min(start + step, groups)
             firsts.append(first_phase(plan, block_stats(start, stop, counted),
                                       seeds[start:stop], width))
-    # the pooled centres from the run's source, after the seeds (as the executors)
+    # the pooled centres from the run's source, after the seeds, or anchored (as the
+    # executors: quantile_release.pooled_centres)
     centres = pooled_centres(plan, joined_pools([f.pools for f in firsts if f]), rng)
     for k, start in enumerate(range(0, groups, step)):  # phase 2: the pooled cells
         stop = min(start + step, groups)

@@ -17,7 +17,7 @@ from dprect.core.domains import Domain
 from dprect.core.labels import resolve_positive_label
 from dprect.core.planner import Plan
 from dprect.core.randomness import RandomSource
-from dprect.core.reading import select_rows
+from dprect.core.reading import check_invalid_rows, select_rows
 from dprect.core.request import FitRequest, InvalidRows, Source
 from dprect.core.result import FitResult
 from dprect.engines.contest_tally import numpy_tally
@@ -82,9 +82,12 @@ class NumpyRoute:
     def open_selected_classes(self, source: Source, domains: list[Domain],
                               choose: Callable[[Mapping[str, int], str],
                                                Sequence[FitRequest]],
-                              plan: Plan, progress: Callable[[str], None]) -> NumpyClasses:
+                              plan: Plan, progress: Callable[[str], None], *,
+                              invalid_rows: InvalidRows | str) -> NumpyClasses:
         """The classes found privately (docs/privacy.md §18) on ONE read of the file:
-        every schema check, then each label value's rows
+        every schema check, the ``error`` invalid-rows policy's check over every row
+        (:func:`~dprect.core.reading.check_invalid_rows`: before the draw, so a refusal
+        never depends on which classes it keeps), then each label value's rows
         (:func:`~dprect.core.classes.label_candidates`) and the label's kind handed to
         ``choose``, which gives the classes' requests; each prepared as
         :meth:`open_classes` does."""
@@ -95,6 +98,7 @@ class NumpyRoute:
 
         progress(f"reading {source.path} (once: the classes found privately)")
         table, matrix, kind = self._read(source)
+        check_invalid_rows(matrix, source.features, invalid_rows)  # before the draw
         col = table.column(source.fit_label)
         if pa.types.is_dictionary(col.type):
             col = pc.cast(col, col.type.value_type)

@@ -162,19 +162,25 @@ def special_file(path: str | os.PathLike[str]) -> str | None:
     return next((kind for test, kind in _SPECIAL if test(mode)), None)
 
 
-def check_not_special(path: str | os.PathLike[str], what: str, *, folder: bool = False
-                      ) -> None:
-    """Refuse an output location that is a device, a FIFO or a socket, or a link to one
-    (``/dev/null``, a ``mkfifo`` path): an output is a new file renamed into place, which
-    would replace the device's or pipe's name (``/dev/null`` itself, run as root) and
-    never write to it. The message names ``what``, the path and what it is."""
+#: why an output cannot be a device, a FIFO or a socket (:func:`check_not_special`)
+REPLACED = "the output would replace it, not write to it"
+
+
+def check_not_special(path: str | os.PathLike[str], what: str, *, folder: bool = False,
+                      why: str = REPLACED) -> None:
+    """Refuse a location that is a device, a FIFO or a socket, or a link to one
+    (``/dev/null``, a ``mkfifo`` path) — decided by :func:`special_file` alone, never
+    opened. An output is a new file renamed into place, which would replace the device's
+    or pipe's name (``/dev/null`` itself, run as root) and never write to it; the budget
+    ledger is a Delta table's folder (:func:`dprect.release.ledger.log.check_ledger_path`
+    gives its own ``why``). The message names ``what``, the path, what it is and
+    ``why``."""
     kind = special_file(path)
     if kind is not None:
         link = "links to" if Path(path).is_symlink() else "is"
         noun = "folder" if folder else "regular file"
-        raise ParameterError(f"{what} {str(path)!r} {link} {kind}, not a {noun}: the "
-                             "output would replace it, not write to it; give a "
-                             f"{'folder' if folder else 'file'} path")
+        raise ParameterError(f"{what} {str(path)!r} {link} {kind}, not a {noun}: {why}; "
+                             f"give a {'folder' if folder else 'file'} path")
 
 
 def check_output_path(path: str | os.PathLike[str], what: str, *, folder: bool = False

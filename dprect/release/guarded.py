@@ -49,6 +49,7 @@ from dprect.core.errors import ParameterError
 from dprect.core.randomness import draws
 from dprect.core.validation import check_id_text
 from dprect.release.ledger import Budget, Ledger, LedgerError
+from dprect.release.ledger.log import check_ledger_path
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,7 @@ class LedgerSettings:
             raise ParameterError("a run id or a cap needs a ledger path (--ledger)")
         if not dataset:
             raise ParameterError("a ledger needs a dataset id (--dataset)")
+        check_ledger_path(path, name("ledger"))  # before any input is read or Spark starts
         if (cap_epsilon is None) != (cap_delta is None):
             raise ParameterError("give both cap epsilon and cap delta, or neither")
         cap = None

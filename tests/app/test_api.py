@@ -130,7 +130,7 @@ def test_bad_data_raises_naming_it(data):
         (X, y[:-1], {}, "one label per row"),
         (X, y.reshape(-1, 1), {}, "one label per row"),
         (np.empty((10, 0)), np.zeros(10), {}, "no feature columns"),
-        (nan_row, y, {"invalid_rows": "error"}, "feature x0 has null, NaN"),
+        (nan_row, y, {"invalid_rows": "error"}, "feature 'x0' has null, NaN"),
         (inf_row, y, {"invalid_rows": "error"}, "NaN or infinite"),
         (np.array([["a", "b"]]), [1], {}, "numbers only"),
         (X, y.astype(complex), {}, "dtype"),

@@ -9,9 +9,11 @@ import pickle
 
 import numpy as np
 import pytest
+from special_paths import KINDS, special
 
 import dprect
 from dprect.core.accounting import Guarantee, replace_one
+from dprect.core.errors import ParameterError
 from dprect.release.budget import PrivacyBudget
 from dprect.release.ledger import BudgetExceededError, Ledger
 
@@ -188,3 +190,21 @@ def test_ledger_backed_budget_with_its_own_cap_and_failure(tmp_path, monkeypatch
     assert not any("SENTINEL" in str(e) for e in events)  # its type only is recorded
     with pytest.raises(dprect.DprectError):
         PrivacyBudget.ledger(str(tmp_path / "none"), "ds")  # no ledger there
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_ledger_at_a_device_fifo_or_socket_is_refused_when_named(tmp_path, kind):
+    """``PrivacyBudget.ledger(path, ...)`` and ``Ledger(path)`` at a device, a FIFO or a
+    socket, or a link to one: the first said the ledger was "damaged" and asked for a
+    backup, the second was accepted until its first read. Both refuse it when named, with
+    a :class:`ParameterError` naming the path and what it is, from ``os.stat`` alone (the
+    FIFO is never opened), nothing written."""
+    path, said = special(kind, tmp_path)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    expected = (f"the budget ledger {str(path)!r} {said}, not a folder: a budget ledger "
+                "is a Delta table's folder; give a folder path")
+    for make in (lambda: PrivacyBudget.ledger(str(path), "ds"), lambda: Ledger(path)):
+        with pytest.raises(ParameterError) as refused:
+            make()
+        assert str(refused.value) == expected
+    assert sorted(p.name for p in tmp_path.iterdir()) == before

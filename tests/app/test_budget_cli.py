@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from cli_run import messages, run
+from special_paths import KINDS, special
 
 from dprect.app.api import resolve_domains
 from dprect.core.planner import plan
@@ -366,6 +367,45 @@ def test_budget_init_once(tmp_path: Path, ledger: Path,
     code, _, err = run(["budget", "init", "--ledger", str(leftover)], capsys)
     assert code == 2 and "not empty" in one_error_line(err), err
     assert [p.name for p in leftover.iterdir()] == ["part-0.parquet"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_ledger_at_a_device_fifo_or_socket_is_refused_in_one_line(
+        kind: str, data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--ledger`` at a device, a FIFO or a socket, or a link to one: delta-rs failed to
+    read it and every command called the ledger "damaged" and asked for a backup (``budget
+    init``: "it is a file"). Refused in one line naming the option, the path and what it
+    is, exit 2, by every budget command and by a run before its input is read (here a
+    damaged file, refused otherwise) — decided from ``os.stat`` alone: the FIFO is never
+    opened (that would block), nothing is written and no run id is printed."""
+    import stat
+
+    home = tmp_path / "special"
+    home.mkdir()
+    path, said = special(kind, home)
+    damaged = tmp_path / "damaged.parquet"
+    damaged.write_bytes(b"not parquet")
+    run_argv = fit_argv(data, tmp_path, "--run-id", "r1")
+    run_argv[run_argv.index("--input") + 1] = str(damaged)
+    run_argv[run_argv.index("--ledger") + 1] = str(path)
+    commands = {**ledger_commands(path), "init": ["budget", "init", "--ledger", str(path)],
+                "verify": ["budget", "verify", "--ledger", str(path)],
+                "compact": ["budget", "compact", "--ledger", str(path)], "fit": run_argv,
+                "describe": ["describe", "--input", str(damaged), "--columns", "a",
+                             "--epsilon", "1", "--output", str(tmp_path / "d.json"),
+                             "--ledger", str(path), "--dataset", "ds"]}
+    before = files_under(tmp_path)
+    mode = path.lstat().st_mode
+    for name, argv in commands.items():
+        code, out, err = run(argv, capsys)
+        assert code == 2 and out == "", (name, code, out, err)
+        assert one_error_line(err) == (
+            f"dprect: error: --ledger {str(path)!r} {said}, not a folder: a budget ledger "
+            "is a Delta table's folder; give a folder path"), (name, err)
+        assert files_under(tmp_path) == before and path.lstat().st_mode == mode, name
+    if kind == "fifo":
+        assert stat.S_ISFIFO(path.lstat().st_mode)
+    assert Ledger(tmp_path / "ledger").events("ds") == []
 
 
 def test_missing_ledger_is_refused_and_never_created(

@@ -176,3 +176,59 @@ def test_a_blank_label_is_no_candidate_so_a_kept_one_never_refuses_the_run(
                      epsilon=2, delta=1e-6, grid=GRID, seed=3, select_groups=True,
                      selection_epsilon=0.5, selection_delta=1e-6)  # the Python API's too
     assert got.classes == ["a"]
+
+
+#: (ε_s, δ_s) at which a class of 4 rows is kept with probability about 1/2 or more, so the
+#: seeds below draw both outcomes
+LOOSE = ["--select-groups", "--selection-epsilon", "1", "--selection-delta", "0.05"]
+SEEDS = range(8)
+
+
+def _one_nan_table(tmp_path: Path) -> tuple[Path, np.ndarray, np.ndarray]:
+    """One label value ``a`` of 4 rows, one of them with a NaN feature: the table, its
+    features and its labels."""
+    x = np.array([1.0, 2.0, 3.0, np.nan])
+    X = np.column_stack([x, np.full(4, 2.5)])
+    labels = np.array(["a"] * 4)
+    path = tmp_path / "nan.parquet"
+    pq.write_table(pa.table({"lab": labels, "x": X[:, 0], "y": X[:, 1]}), path)
+    return path, X, labels
+
+
+def test_the_error_policy_refuses_before_the_draw_whatever_it_keeps(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--invalid-rows error`` with ``--select-groups`` and no class listed: the check
+    ran on the classes' requests only, after the draw, so a seed keeping no class released
+    an empty record and one keeping ``a`` was refused — before the reservation, so every
+    rerun showed the draw's outcome for nothing (its frequency: the class's row count).
+    The check now reads every row before the draw: every seed is refused alike, in one
+    line, nothing reserved or written; the Python API refuses before its charge."""
+    data, X, labels = _one_nan_table(tmp_path)
+    ledger = tmp_path / "ledger"
+    assert run(["budget", "init", "--ledger", str(ledger)], capsys)[0] == 0
+    said = ("dprect: error: feature 'x' has null, NaN or infinite values (refused under the "
+            "'error' invalid-rows policy; the default 'drop' drops such rows)")
+    for seed in SEEDS:
+        out_path = tmp_path / f"o{seed}.json"
+        code, out, err = run(_fit(data, *LOOSE, "--invalid-rows", "error", "--output",
+                                  str(out_path), "--ledger", str(ledger), "--dataset", "ds",
+                                  "--seed", str(seed)), capsys)
+        assert (code, err.strip().splitlines()) == (2, [said]), (seed, out, err)
+        assert not out_path.exists()
+        budget = dprect.PrivacyBudget()
+        with pytest.raises(dprect.InputDataError, match=r"^feature 'x' has null"):
+            dprect.fit(X, labels, epsilon=2, delta=1e-6, grid=GRID, seed=seed,
+                       select_groups=True, selection_epsilon=1, selection_delta=0.05,
+                       invalid_rows="error", features=["x", "y"], budget=budget)
+        assert budget.charges == [], seed
+    assert Ledger(str(ledger)).events("ds") == []
+    # the same seeds under the default drop policy do draw both outcomes (the test's
+    # premise): some keep ``a``, some keep nothing
+    kept = set()
+    for seed in SEEDS:
+        out_path = tmp_path / f"d{seed}.json"
+        code, _, err = run(_fit(data, *LOOSE, "--output", str(out_path), "--seed",
+                                str(seed)), capsys)
+        assert code == 0, err
+        kept.add(tuple(json.loads(out_path.read_text())["classes"]))
+    assert kept == {(), ("a",)}

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
+from special_paths import KINDS, special
 
 import dprect
 from dprect.app.jobs_support import (
@@ -221,40 +222,8 @@ def test_unwritable_output_folder_is_refused(tmp_path: Path) -> None:
         locked.chmod(0o700)
 
 
-def _special(kind: str, tmp_path: Path) -> tuple[Path, str]:
-    """A device, FIFO or socket (or a link to one) at a path: the path and how a refusal
-    names it. The socket is bound by a relative name (a socket's path is short)."""
-    import os
-    import socket
-
-    if kind == "/dev/null":
-        return Path("/dev/null"), "is a character device"
-    made = tmp_path / "special"
-    if kind in ("fifo", "link to fifo"):
-        os.mkfifo(made)
-    elif kind == "socket":
-        here = Path.cwd()
-        os.chdir(tmp_path)
-        try:
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            sock.bind("special")
-            sock.close()
-        finally:
-            os.chdir(here)
-    else:  # a link to /dev/null
-        made = Path("/dev/null")
-    said = {"fifo": "is a FIFO (named pipe)", "link to fifo": "links to a FIFO (named pipe)",
-            "socket": "is a socket", "link to /dev/null": "links to a character device"}[kind]
-    if kind.startswith("link"):
-        link = tmp_path / "link"
-        link.symlink_to(made)
-        return link, said
-    return made, said
-
-
 @pytest.mark.parametrize("folder", [False, True], ids=["file", "folder"])
-@pytest.mark.parametrize("kind", ["fifo", "socket", "/dev/null", "link to /dev/null",
-                                  "link to fifo"])
+@pytest.mark.parametrize("kind", KINDS)
 def test_an_output_at_a_device_fifo_or_socket_is_refused_naming_it(
         tmp_path: Path, kind: str, folder: bool) -> None:
     """An output at a device, a FIFO or a socket, or a link to one, passed the check — the
@@ -265,7 +234,7 @@ def test_an_output_at_a_device_fifo_or_socket_is_refused_naming_it(
 
     from dprect.release.files import check_output_path
 
-    path, said = _special(kind, tmp_path)
+    path, said = special(kind, tmp_path)
     before = sorted(p.name for p in tmp_path.iterdir())
     mode = path.lstat().st_mode
     noun = "folder" if folder else "regular file"

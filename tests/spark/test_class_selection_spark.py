@@ -107,3 +107,28 @@ def test_no_progress_line_before_the_charge_tells_how_many_classes_were_kept(
     found = lines.index("finding the classes privately")
     before = lines[found:next(i for i, ln in enumerate(lines) if ln.startswith("fitting 7 "))]
     assert len(before) > 1 and not any(re.search(r"\b7\b", ln) for ln in before), before
+
+
+def test_the_error_policy_refuses_before_the_draw_on_both_engines(spark, tmp_path, capsys):
+    """``--invalid-rows error`` with ``--select-groups``: a NaN feature refuses the run on
+    both engines for every seed, in the same line — checked over every row before the
+    draw, never only on the classes it kept (a seed keeping none released an empty record
+    on Spark too, and a refusal told the draw's outcome before the charge)."""
+    path = tmp_path / "nan.parquet"
+    pq.write_table(pa.table({"a": [1.0, 2.0, 3.0, float("nan")], "b": [2.5] * 4,
+                             "y": ["k"] * 4}), path)
+    for seed in range(8):
+        lines = {}
+        for engine in ("numpy", "spark"):
+            out = tmp_path / f"{engine}{seed}.json"
+            code, _, err = run(["fit", "--input", str(path), "--features", "a,b", "--label",
+                                "y", "--select-groups", "--selection-epsilon", "1",
+                                "--selection-delta", "0.05", "--invalid-rows", "error",
+                                "--epsilon", "2", "--delta", "1e-7", "--grid", "0:10:64",
+                                "--seed", str(seed), "--engine", engine, "--output",
+                                str(out)], capsys)
+            assert code == 2 and not out.exists(), (engine, seed, err)
+            lines[engine] = err.strip().splitlines()
+        assert lines["spark"] == lines["numpy"] == [
+            "dprect: error: feature 'a' has null, NaN or infinite values (refused under the "
+            "'error' invalid-rows policy; the default 'drop' drops such rows)"], seed

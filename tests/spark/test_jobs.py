@@ -316,6 +316,52 @@ def test_an_output_at_the_jobs_own_config_file_is_refused_before_spark_starts(
     assert Ledger(str(ledger)).runs("ds") == []
 
 
+@pytest.mark.parametrize("kind", ["fifo", "link to /dev/null"])
+@pytest.mark.parametrize("job", ["fit_rectangle", "aggregate", "private_bounds", "describe"])
+def test_a_ledger_at_a_device_or_fifo_is_refused_before_spark_starts(
+        job: str, kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job's ``ledger`` key at a FIFO or a link to ``/dev/null`` was read by delta-rs
+    once the job ran and called "damaged". It is refused in one line naming the key, the
+    path and what it is, exit 2, when the settings are checked: before Spark starts (so
+    before the input is read), nothing written, the FIFO never opened."""
+    import aggregate
+    import describe
+    import private_bounds
+    from golden_cases import INPUT
+    from special_paths import special
+
+    _product_without_spark(monkeypatch)
+    module = {"fit_rectangle": fit_rectangle, "aggregate": aggregate,
+              "private_bounds": private_bounds, "describe": describe}[job]
+    path, said = special(kind, tmp_path)
+    budget = {"ledger": str(path), "dataset": "ds", "run_id": "r1"}
+    out = str(tmp_path / "r.json")
+    section, body = {
+        "fit_rectangle": ("fit", {"input": str(INPUT), "features": ["x", "y"],
+                                  "label": "label", "grid": "0:1:16", "epsilon": 1.0,
+                                  "delta": 1e-6}),
+        "aggregate": ("aggregate", {"input": str(INPUT), "format": "csv",
+                                    "columns": ["x", "y"], "statistics": ["count"],
+                                    "epsilon": 1.0}),
+        "private_bounds": ("bounds", {"input": str(INPUT), "format": "csv",
+                                      "columns": ["x", "y"], "epsilon": 1.0}),
+        "describe": ("describe", {"input": str(INPUT), "format": "csv",
+                                  "columns": ["x", "y"], "epsilon": 1.0}),
+    }[job]
+    cfg = tmp_path / "job.yaml"
+    cfg.write_text(yaml.safe_dump({section: {**body, "output": out, **budget}}))
+    before = _files(tmp_path)
+    capsys.readouterr()
+    code = module.main(["--config", str(cfg)])
+    printed, err = capsys.readouterr()
+    assert code == EXIT_BAD_INPUT and printed == "", (printed, err)
+    assert err.splitlines() == [
+        f"{job}: error: {section}.ledger {str(path)!r} {said}, not a folder: a budget "
+        "ledger is a Delta table's folder; give a folder path"]
+    assert _files(tmp_path) == before
+
+
 @pytest.mark.parametrize("item, dataset, run_id", [("dataset=010", "010", None),
                                                     ("dataset=1.10", "1.10", None),
                                                     ("run_id=1_000", "ds", "1_000"),

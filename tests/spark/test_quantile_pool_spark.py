@@ -65,7 +65,7 @@ def test_pooled_quantiles_equal_numpys_in_the_executors(spark, tmp_path: Path, m
     real = quantile_release.pooled_centres
 
     def spy(plan, pools, rng):  # the columns whose pooled centre the driver drew
-        pooled.append(sorted(pools))
+        pooled.append(sorted(pools.hists))
         return real(plan, pools, rng)
 
     monkeypatch.setattr(executor_draws, "EXECUTOR_CELLS", 1)
@@ -100,3 +100,66 @@ def test_numpy_blocks_pool_across_blocks(monkeypatch):
     draw_statistics(mechanisms, plan, cells, LISTED, COLUMNS, _rng(4),
                     lambda block: got.extend(block.cells))
     assert got == whole.cells
+
+
+ANCHORED = [f"a{i}" for i in range(18)]  # a16, a17: no rows
+
+
+def _anchored_table() -> dict[str, np.ndarray]:
+    """4 groups of 5,000 rows (no own centre: above the split) and 12 of 30: in ``x`` only
+    a4 has values (a5 … a15 null there), so ``x``'s pool holds ~30 released rows, below
+    ``pool_rows``: anchored (Lemma Q6, no draw); ``y``'s pool, ~360 rows, draws its
+    centre from the run's source — one column of each kind, in column order."""
+    gen = np.random.default_rng(49)
+    sizes = [5000 if i < 4 else 30 for i in range(16)]
+    g = np.array([f"a{i}" for i, n in enumerate(sizes) for _ in range(n)])
+    x = gen.uniform(200, 1000, len(g)).round()
+    x[np.isin(g, [f"a{i}" for i in range(5, 16)])] = np.nan
+    y = gen.uniform(200, 1000, len(g)).round()
+    return {"x": x, "y": y, "g": g}
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_anchored_quantiles_equal_numpys_in_the_executors(spark, tmp_path: Path,
+                                                          monkeypatch, streamed: bool):
+    """A column anchored (no draw) beside a pooled one (a draw): the executor route's
+    cells, streamed or gathered, are the numpy engine's for a seed, gathered or in
+    blocks of 3 groups (``QUANTILE_BLOCK_CELLS``)."""
+    table = _anchored_table()
+    path = tmp_path / "a.parquet"
+    pq.write_table(pa.table(table), path, row_group_size=5000)
+    mechanisms, names = asked_mechanisms("p10,median,p90")
+    plan = plan_for(mechanisms, {"epsilon": 2.0, "columns": COLUMNS}, names)
+    assert 30 < plan.pool_rows < 360 and plan.split_rows < 5000
+    spec = run_spec(mechanisms, plan, None, COLUMNS)
+    index = np.array([ANCHORED.index(v) for v in table["g"]], dtype=np.int32)
+    cells = grouped_statistics([table[c] for c in COLUMNS], index, len(ANCHORED), spec)
+    want = draw_statistics(mechanisms, plan, cells, ANCHORED, COLUMNS, _rng(6)).rows()
+    monkeypatch.setattr(grouped, "QUANTILE_BLOCK_CELLS", 6)  # 3 groups a block
+    blocks_np: list = []
+    draw_statistics(mechanisms, plan, cells, ANCHORED, COLUMNS, _rng(6),
+                    lambda block: blocks_np.extend(block.rows()))
+    assert blocks_np == want
+
+    made: list[dict[int, int]] = []
+    real = quantile_release.pooled_centres
+
+    def spy(plan, pools, rng):  # the joined pools' released rows the driver saw
+        made.append(dict(pools.rows))
+        return real(plan, pools, rng)
+
+    monkeypatch.setattr(executor_draws, "EXECUTOR_CELLS", 1)
+    monkeypatch.setattr(executor_draws, "pooled_centres", spy)
+    route = SparkGroupedRoute(lambda: (spark, False))
+    blocks: list = []
+    with route.open(Source(str(path), COLUMNS, group_by="g"), ANCHORED, spec,
+                    lambda _: None) as prepared:
+        result = prepared.draw(mechanisms, plan, ANCHORED, COLUMNS, _rng(6),
+                               **({"each_block": blocks.append} if streamed else {}))
+    got = [row for block in blocks for row in block.rows()] if streamed else result.rows()
+    (rows,) = made
+    assert rows[0] < plan.pool_rows <= rows[1]  # x anchored, y drawn
+    assert got == want
+    tiny = next(r for r in got if r["group"] == "a4" and r["column"] == "x")
+    x = table["x"][table["g"] == "a4"]
+    assert x.min() / 10 <= tiny["median"] <= x.max() * 10

@@ -55,7 +55,7 @@ from dprect.core.errors import InputDataError
 from dprect.core.labels import LabelText
 from dprect.core.planner import Plan
 from dprect.core.randomness import RandomSource
-from dprect.core.request import FitRequest
+from dprect.core.request import FitRequest, InvalidRows
 from dprect.core.result import FitResult
 from dprect.engines.numpy_engine import NumpyEngine
 from dprect.engines.prepared import PreparedRun
@@ -148,14 +148,20 @@ def tag_classes(df: DataFrame, names: list[str], label: str,
                       {"count_jobs": 0, "collect_jobs": 0, "pass_jobs": 0})
 
 
-def label_value_counts(df: DataFrame, names: list[str], label: str
+def label_value_counts(df: DataFrame, names: list[str], label: str,
+                       invalid_rows: InvalidRows | str | None = None
                        ) -> tuple[dict[str, int], str]:
     """The candidates of a private class selection (docs/privacy.md §18): ONE job
     counting the rows of each label value (numbers as doubles, as labels compare), named
     by :func:`~dprect.core.classes.label_candidates` as the numpy engine names them, and
     the label's kind (from the schema). The schema checks of a class's fit are made
-    first, with no job (any class's: a label kind reads the text ``1``)."""
-    TableChecks(df, names, label, invalid_rows=None, positive_label=LabelText("1"))
+    first, with no job (any class's: a label kind reads the text ``1``); under the
+    ``error`` ``invalid_rows`` policy, its check over every row then, one job
+    (:meth:`~dprect.engines.spark.checks.TableChecks.check_features`) — before the draw
+    these counts feed, as the numpy engine's
+    (:func:`~dprect.core.reading.check_invalid_rows`)."""
+    TableChecks(df, names, label, invalid_rows=invalid_rows,
+                positive_label=LabelText("1")).check_features()
     kind = label_kind(df.schema[label].dataType, label)
     if kind == "null":
         return {}, kind

@@ -26,12 +26,15 @@ written twice:
   :func:`~dprect.core.aggregates.finish_small` (the small groups' cells around those);
 * the quantiles' (:data:`~dprect.core.statistic.QUANTILES`: each group from its own
   stream) in two phases the same way: phase 1, each block's
-  :func:`~dprect.core.quantile_release.first_phase` (every cell, and per column the summed
-  histogram of its cells whose noisy count is below the plan's ``pool_rows``); the driver
-  sums the pools and draws each such column's ONE pooled centre from the run's source
+  :func:`~dprect.core.quantile_release.first_phase` (every cell, and its
+  :class:`~dprect.core.quantile_release.QuantilePools`: per column the summed histogram
+  and released rows of its cells whose noisy count is below the plan's ``pool_rows``,
+  and the anchor's histogram of the other cells' middle bins); the driver joins the
+  pools and makes each such column's ONE centre — drawn from the run's source, or, for a
+  column whose pooled released rows fall short of ``pool_rows``, its anchor with no draw
   (:func:`~dprect.core.quantile_release.pooled_centres`); phase 2, each block's
   :func:`~dprect.core.quantile_release.second_phase` (the pooled cells near it;
-  docs/privacy.md §11a, Lemma Q5);
+  docs/privacy.md §11a, Lemmas Q5 and Q6);
 * the coverage bounds' (:data:`~dprect.core.statistic.COVERAGE`) in one phase
   (:func:`~dprect.core.bounds.draw_groups`) on an UNSEEDED run only: their draws read one
   stream for every group in turn (a draw's rejection sampling reads a data-dependent
@@ -126,6 +129,7 @@ from dprect.core.describe_stats import BinBlock, BinStatistics
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.mixed import draw_parts
 from dprect.core.quantile_release import (
+    QuantilePools,
     QuantileResult,
     first_phase,
     joined_pools,
@@ -384,6 +388,21 @@ def query_first(batches: Iterator[Any], plan: bytes, blocks: Blocks, part: int,
 
 
 @dataclass(frozen=True)
+class TwoPhases:
+    """A two-phase grouped mechanism as :meth:`ExecutorDraws._two_phases` runs it:
+    ``first`` (phase 1's task body), ``second`` (phase 2's task body given the columns'
+    pooled centres), ``centres`` (the centres from phase 1's pools, one a block, drawn
+    on the driver from the run's source), ``rows`` (a block's released rows from its
+    phase 2 result) and ``result`` (the product's result of some groups' rows)."""
+
+    first: Callable[..., Iterator[Any]]
+    second: Callable[[Any], Callable[..., Iterator[Any]]]
+    centres: Callable[[list[Any]], Any]
+    rows: Callable[[Any], Sequence[Any]]
+    result: Callable[[list[Any], Sequence[Any]], Any]
+
+
+@dataclass(frozen=True)
 class Packing:
     """How a streamed run's block leaves its task (issue #42): ``pack`` (the product's,
     :class:`~dprect.release.block_pack.BlockPacker`: the block's record text and table
@@ -459,8 +478,9 @@ def quantiles_first(batches: Iterator[Any], plan: bytes, blocks: Blocks, part: i
                     carry: bool = False) -> Iterator[Any]:
     """Phase 1 of the quantiles per block, as describe's (:func:`query_first`): each
     group from its own stream (:func:`~dprect.core.quantile_release.first_phase`), the
-    block's draws (:data:`DRAWS`) and its pools (:data:`POOLS`: per column, the summed
-    histogram of the cells whose noisy count is below the plan's ``pool_rows``); with
+    block's draws (:data:`DRAWS`) and its pools (:data:`POOLS`: the block's
+    :class:`~dprect.core.quantile_release.QuantilePools` — the pooled cells' histograms
+    and released rows, the anchor's histogram of the other cells' middle bins); with
     ``carry``, the block's :data:`CARRIED` columns handed on as they came."""
     the_plan = pickle.loads(plan)
     for batch in batches:
@@ -471,7 +491,7 @@ def quantiles_first(batches: Iterator[Any], plan: bytes, blocks: Blocks, part: i
             stats = {k: c.quantile_statistics()
                      for k, c in blocks.cells(batch, row, part).items()}
             first = first_phase(the_plan, stats, _seeds(batch, row, n), blocks.columns)
-            pools, first.pools = first.pools, {}
+            pools, first.pools = first.pools, QuantilePools({}, {}, {})
             out = _out(block, **{DRAWS: pickle.dumps(first), POOLS: pickle.dumps(pools)})
             yield pa.RecordBatch.from_arrays(
                 [*out.columns, *(batch.column(c).slice(row, 1) for c in carried)],
@@ -730,6 +750,49 @@ class ExecutorDraws:
               rng: RandomSource, each_block: EachBlock | None = None,
               pack: Callable[[Any], bytes] | None = None) -> DescribeResult:
         group_list, cols = checked_names(plan, groups, columns)
+
+        def result(names: list[Any], cells: Sequence[Any]) -> DescribeResult:
+            return DescribeResult(cols, names, cells, plan.guarantee, plan, rng.seeded)
+
+        def anchors(parts: list[Any]) -> Any:
+            return column_centres(plan, SmallPools.joined(parts), rng)
+
+        return self._two_phases(
+            TwoPhases(query_first, lambda found: partial(query_second, anchors=found),
+                      anchors, released_rows, result),
+            plan, part, group_list, cols, rng, each_block, pack)
+
+    def quantiles(self, plan: Any, part: int, groups: list[Any], columns: list[str],
+                  rng: RandomSource, each_block: EachBlock | None = None,
+                  pack: Callable[[Any], bytes] | None = None) -> QuantileResult:
+        statistics = tuple(statistic_names(plan))
+        if len(columns) != plan.columns:
+            raise ParameterError(f"a plan of the quantiles of {plan.columns} column(s) for "
+                                 f"{len(columns)} column(s)")
+
+        def result(names: list[Any], cells: Sequence[Any]) -> QuantileResult:
+            return QuantileResult(list(columns), names, statistics, list(cells), plan,
+                                  rng.seeded)
+
+        def centres(parts: list[Any]) -> Any:
+            # the run's source, after the seeds
+            return pooled_centres(plan, joined_pools(parts), rng)
+
+        return self._two_phases(
+            TwoPhases(quantiles_first,
+                      lambda found: partial(quantiles_second, centres=found), centres,
+                      list, result),
+            plan, part, list(groups), list(columns), rng, each_block, pack)
+
+    def _two_phases(self, phases: TwoPhases, plan: Any, part: int, groups: list[Any],
+                    columns: list[str], rng: RandomSource, each_block: EachBlock | None,
+                    pack: Callable[[Any], bytes] | None) -> Any:
+        """A grouped mechanism drawn in two phases where the groups are (docs/privacy.md
+        §11 Lemma D5, §11a Lemma Q5): phase 1 draws each block's counts and own cells and
+        hands on its small cells' pools; the driver joins the pools (one row a block) and
+        draws the columns' pooled centres from the run's source; phase 2 draws each block's
+        small cells near them and releases the block. Streamed (``each_block``) or
+        gathered, packed in the task when ``pack`` is given (:class:`Packing`)."""
         blob = pickle.dumps(plan)
         carry = each_block is not None  # one mechanism, streamed (draw_in_executors)
         to_pack = carry and pack is not None
@@ -739,18 +802,16 @@ class ExecutorDraws:
         # so the run keeps one copy of them (self.merged), not two
         carried = (f", {BLOB} binary" + (f", {NAMES} binary" if to_pack else "")
                    if carry else "")
-        first = _run(self._blocks(rng, group_list if to_pack else None),
-                     partial(query_first, plan=blob, blocks=self.blocks, part=part,
+        first = _run(self._blocks(rng, groups if to_pack else None),
+                     partial(phases.first, plan=blob, blocks=self.blocks, part=part,
                              carry=carry),
                      f"{PART} int, {DRAWS} binary, {POOLS} binary{carried}"
                      ).persist(StorageLevel.MEMORY_AND_DISK)
         try:
             parts = _blocks_of(_collect(first, POOLS), POOLS)
             assert parts  # every run has a block
-            pools = SmallPools.joined(parts)
+            centres = phases.centres(parts)
             del parts
-            anchors = column_centres(plan, pools, rng)
-            del pools
             if carry:  # the kept blocks are in phase 1's kept output now
                 second_input = first.select(PART, DRAWS, BLOB,
                                             *([NAMES] if to_pack else []))
@@ -758,28 +819,24 @@ class ExecutorDraws:
             else:
                 second_input = first.select(PART, DRAWS).join(
                     self.merged.select(PART, BLOB), PART, "left")
-            second_body = partial(query_second, plan=blob, anchors=anchors,
-                                  blocks=self.blocks, part=part)
+            body = partial(phases.second(centres), plan=blob, blocks=self.blocks,
+                           part=part)
             if each_block is not None and pack is not None:  # streamed, packed there
                 self._stream(second_input,
-                             partial(second_body, packing=Packing(pack, tuple(cols),
-                                                                  rng.seeded)),
+                             partial(body, packing=Packing(pack, tuple(columns),
+                                                           rng.seeded)),
                              lambda start, packed: each_block(packed), load=bytes)
-                return DescribeResult(cols, group_list, [], plan.guarantee, plan,
-                                      rng.seeded)
+                return phases.result(groups, [])
             if each_block is not None:  # streamed: each block's result handed on
-                self._stream(second_input, second_body, lambda start, done: each_block(
-                    DescribeResult(cols, group_list[start:start + len(done)],
-                                   released_rows(done),
-                                   plan.guarantee, plan, rng.seeded)))
-                return DescribeResult(cols, group_list, [], plan.guarantee, plan,
-                                      rng.seeded)
-            second = _run(second_input, second_body, RESULT_SCHEMA)
-            cells = [row for done in _blocks_of(_collect(second, RESULT), RESULT)
-                     for row in released_rows(done)]
+                self._stream(second_input, body, lambda start, done: each_block(
+                    phases.result(groups[start:start + len(done)], phases.rows(done))))
+                return phases.result(groups, [])
+            done = _run(second_input, body, RESULT_SCHEMA)
+            cells = [row for block in _blocks_of(_collect(done, RESULT), RESULT)
+                     for row in phases.rows(block)]
         finally:
             _unpersist(first)
-        return DescribeResult(cols, group_list, cells, plan.guarantee, plan, rng.seeded)
+        return phases.result(groups, cells)
 
     def _stream(self, source: DataFrame, body: Callable[..., Iterator[Any]],
                 each: Callable[[int, Any], None],
@@ -812,58 +869,6 @@ class ExecutorDraws:
             for block, cells in _arriving(_run(_wave(source, first, end), body,
                                                RESULT_SCHEMA), RESULT, first, end, load):
                 each(self.blocks.edges[block], cells)
-
-    def quantiles(self, plan: Any, part: int, groups: list[Any], columns: list[str],
-                  rng: RandomSource, each_block: EachBlock | None = None,
-                  pack: Callable[[Any], bytes] | None = None) -> QuantileResult:
-        statistics = statistic_names(plan)
-        if len(columns) != plan.columns:
-            raise ParameterError(f"a plan of the quantiles of {plan.columns} column(s) for "
-                                 f"{len(columns)} column(s)")
-        blob = pickle.dumps(plan)
-        carry = each_block is not None  # one mechanism, streamed (draw_in_executors)
-        to_pack = carry and pack is not None
-        carried = (f", {BLOB} binary" + (f", {NAMES} binary" if to_pack else "")
-                   if carry else "")
-        # phase 1 as describe's (query): the counts and own cells, then the pools
-        first = _run(self._blocks(rng, groups if to_pack else None),
-                     partial(quantiles_first, plan=blob, blocks=self.blocks, part=part,
-                             carry=carry),
-                     f"{PART} int, {DRAWS} binary, {POOLS} binary{carried}"
-                     ).persist(StorageLevel.MEMORY_AND_DISK)
-        try:
-            pools = joined_pools(_blocks_of(_collect(first, POOLS), POOLS))
-            centres = pooled_centres(plan, pools, rng)  # the run's source, after the seeds
-            del pools
-            if carry:  # the kept blocks are in phase 1's kept output now
-                second_input = first.select(PART, DRAWS, BLOB,
-                                            *([NAMES] if to_pack else []))
-                _unpersist(self.merged)
-            else:
-                second_input = first.select(PART, DRAWS).join(
-                    self.merged.select(PART, BLOB), PART, "left")
-            body = partial(quantiles_second, plan=blob, centres=centres,
-                           blocks=self.blocks, part=part)
-            if each_block is not None and pack is not None:  # streamed, packed there
-                self._stream(second_input,
-                             partial(body, packing=Packing(pack, tuple(columns),
-                                                           rng.seeded)),
-                             lambda start, packed: each_block(packed), load=bytes)
-                return QuantileResult(list(columns), list(groups), tuple(statistics), [],
-                                      plan, rng.seeded)
-            if each_block is not None:  # streamed: each block's result handed on
-                self._stream(second_input, body, lambda start, rows: each_block(
-                    QuantileResult(list(columns), list(groups[start:start + len(rows)]),
-                                   tuple(statistics), rows, plan, rng.seeded)))
-                return QuantileResult(list(columns), list(groups), tuple(statistics), [],
-                                      plan, rng.seeded)
-            done = _run(second_input, body, RESULT_SCHEMA)
-            cells = [row for rows in _blocks_of(_collect(done, RESULT), RESULT)
-                     for row in rows]
-        finally:
-            _unpersist(first)
-        return QuantileResult(list(columns), list(groups), tuple(statistics), cells, plan,
-                              rng.seeded)
 
     def coverage(self, plan: Any, part: int, groups: list[Any], columns: list[str],
                  rng: RandomSource) -> Any:

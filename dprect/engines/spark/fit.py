@@ -29,7 +29,7 @@ from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.planner import Plan
 from dprect.core.planner import plan as make_plan
 from dprect.core.randomness import RandomSource
-from dprect.core.request import FitOptions, FitRequest, Source, make_request
+from dprect.core.request import FitOptions, FitRequest, InvalidRows, Source, make_request
 from dprect.core.result import FitResult
 from dprect.core.ties import TieBreaker
 from dprect.engines.prepared import PreparedRun
@@ -518,11 +518,12 @@ class SparkRoute:
 
     def open_selected_classes(self, source: Source, domains: list[Domain],
                               choose: Callable[[Mapping[str, int], str], Sequence[FitRequest]],
-                              plan: Plan, progress: Callable[[str], None]
-                              ) -> PreparedClasses:
+                              plan: Plan, progress: Callable[[str], None], *,
+                              invalid_rows: InvalidRows | str) -> PreparedClasses:
         """The classes found privately on ONE read of the table
         (:func:`open_selected_classes`)."""
-        return open_selected_classes(self, source, domains, choose, plan, progress)
+        return open_selected_classes(self, source, domains, choose, plan, progress,
+                                     invalid_rows=invalid_rows)
 
 
 # -- every class of a classes' fit on one read (dprect.engines.spark.classes explains) ------
@@ -635,16 +636,19 @@ def prepare_classes(df: DataFrame, *, features: Sequence[str], label: str,
 
 def open_selected_classes(route: SparkRoute, source: Source, domains: list[Domain],
                           choose: Callable[[Mapping[str, int], str], Sequence[FitRequest]],
-                          plan: Plan, progress: Callable[[str], None]) -> PreparedClasses:
+                          plan: Plan, progress: Callable[[str], None], *,
+                          invalid_rows: InvalidRows | str) -> PreparedClasses:
     """The classes found privately (docs/privacy.md §18): ``source`` read once, each label
     value's rows counted (:func:`~dprect.engines.spark.class_collect.label_value_counts`,
-    every schema check first), ``choose`` gives the classes' requests from them and the
-    label's kind, each prepared
+    every schema check first, and the ``error`` ``invalid_rows`` policy's check over every
+    row: before the draw, so a refusal never depends on which classes it keeps),
+    ``choose`` gives the classes' requests from them and the label's kind, each prepared
     on the same table (:func:`prepare_classes`; none kept: nothing to prepare) with no
     progress line of its own (they would tell the number kept before the charge). On any
     failure everything opened so far is released (and an owned session stopped)."""
     with opened_source(route.session, source, progress) as (df, stop):
-        counts, kind = label_value_counts(df, list(source.features), source.fit_label)
+        counts, kind = label_value_counts(df, list(source.features), source.fit_label,
+                                          invalid_rows)
         requests = choose(counts, kind)
         # how many classes were kept is the release's: nothing before the reservation
         # tells it (no route line names a number of classes)

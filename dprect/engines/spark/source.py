@@ -51,6 +51,7 @@ from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.extras import require
 from dprect.core.request import Source, check_snapshot
 from dprect.engines.file_schemas import (
+    DELTA_LOG,
     SPARK_DECIMAL_DIGITS,
     FileSchema,
     FirstFooter,
@@ -61,6 +62,7 @@ from dprect.engines.file_schemas import (
     data_files,
     footer_schema,
     format_by_name,
+    holds_delta_log,
     readable_schema,
 )
 from dprect.engines.input_errors import (
@@ -308,26 +310,42 @@ def _local_path(path: str) -> Path:
     return Path(unquote(parsed.path)) if parsed.scheme == "file" else Path(path)
 
 
-def _exists(spark: SparkSession, path: str, child: str | None = None) -> bool | None:
-    """Whether ``path`` (or ``path/child``) exists; None when it cannot be told."""
+def _exists(spark: SparkSession, path: str) -> bool | None:
+    """Whether ``path`` exists; None when it cannot be told."""
     if _is_local(path):
-        p = _local_path(path)
-        return (p / child).exists() if child else p.exists()
+        return _local_path(path).exists()
     try:  # remote file systems: ask Hadoop through the JVM (classic sessions only)
         jvm: Any = spark._jvm
-        target = path.rstrip("/") + ("/" + child if child else "")
-        hpath = jvm.org.apache.hadoop.fs.Path(target)
+        hpath = jvm.org.apache.hadoop.fs.Path(path)
         fs = hpath.getFileSystem(spark._jsc.hadoopConfiguration())
         return bool(fs.exists(hpath))
     except Exception:
         return None
 
 
+def _delta_log_folder(spark: SparkSession, path: str) -> bool:
+    """Whether ``path`` holds a ``_delta_log`` folder: a local path by
+    :func:`dprect.engines.file_schemas.holds_delta_log` (the numpy engine's test), a
+    remote one by asking Hadoop whether ``path/_delta_log`` is a directory (classic
+    sessions only; False when it cannot be told). A ``_delta_log`` FILE is no log, on
+    either engine."""
+    if _is_local(path):
+        return holds_delta_log(_local_path(path))
+    try:
+        jvm: Any = spark._jvm
+        hpath = jvm.org.apache.hadoop.fs.Path(path.rstrip("/") + "/" + DELTA_LOG)
+        fs = hpath.getFileSystem(spark._jsc.hadoopConfiguration())
+        return bool(fs.exists(hpath)) and bool(fs.getFileStatus(hpath).isDirectory())
+    except Exception:
+        return False
+
+
 def detect_format(spark: SparkSession, path: str) -> str:
-    """``delta`` for a folder holding ``_delta_log``, ``csv`` for *.csv / *.csv.gz (a
-    trailing ``/`` aside), ``parquet`` otherwise (a file or a folder of files): the rule of
+    """``delta`` for a folder holding a ``_delta_log`` folder (a ``_delta_log`` file does
+    not count), ``csv`` for *.csv / *.csv.gz (a trailing ``/`` aside), ``parquet``
+    otherwise (a file or a folder of files): the rule of
     :func:`dprect.engines.file_schemas.format_by_name`, the numpy engine's too."""
-    return format_by_name(path, bool(_exists(spark, path, "_delta_log")))
+    return format_by_name(path, _delta_log_folder(spark, path))
 
 
 def has_delta_extension(spark: SparkSession) -> bool:
@@ -737,7 +755,7 @@ def _read_delta_fallback(spark: SparkSession, path: str, version: int | None,
 
     if _is_local(path):
         local = _local_path(path)
-        if not local.is_dir() or not (local / "_delta_log").is_dir():
+        if not local.is_dir() or not holds_delta_log(local):
             raise InputDataError(f"{path!r} is not a Delta table (no _delta_log folder)")
         root = str(local.resolve())
     else:

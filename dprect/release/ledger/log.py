@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from dprect.core.errors import ParameterError
 from dprect.core.extras import require
+from dprect.release.files import check_not_special
 from dprect.release.ledger.chain import forget_hashes, linked
 from dprect.release.ledger.errors import (
     RESTORE,
@@ -96,6 +97,21 @@ def forget() -> None:
     forget_hashes()
 
 
+#: why the budget ledger cannot be a device, a FIFO or a socket (:func:`check_ledger_path`)
+NOT_A_LEDGER = "a budget ledger is a Delta table's folder"
+
+
+def check_ledger_path(path: str | os.PathLike[str], what: str = "the budget ledger") -> None:
+    """Refuse a ledger path that is a device, a FIFO or a socket, or a link to one
+    (``/dev/null``, a ``mkfifo`` path), in one line naming ``what`` (the option: ``--ledger``,
+    ``fit.ledger``), the path and what it is — the outputs' rule
+    (:func:`dprect.release.files.check_not_special`), from :func:`os.stat` alone: the path is
+    never opened (a FIFO would block), so the refusal comes before any input is read and
+    before anything is reserved or written. Without it delta-rs failed to read it and the
+    run called the ledger "damaged" and asked for a backup."""
+    check_not_special(path, what, folder=True, why=NOT_A_LEDGER)
+
+
 class LedgerLog:
     """The reading half of a budget ledger stored as a Delta table at ``path``
     (:class:`dprect.release.ledger.Ledger` is the whole ledger): open, verify, history."""
@@ -104,6 +120,7 @@ class LedgerLog:
         if not str(path).strip():  # the current folder: refused before it is looked at
             raise ParameterError("the budget ledger's path is empty; give the ledger's "
                                  "folder (made once by `dprect budget init --ledger PATH`)")
+        check_ledger_path(path)  # a device, FIFO or socket: never opened
         require("delta", "the budget ledger")
         self.path = str(path)
         self._checkpoint_row: dict[str, Any] | None = None  # the last one written
