@@ -8,7 +8,7 @@ dprect: the product's own path — ``dprect aggregate --statistics p10,median,p9
 over the 4 columns (1 per column; groups in parallel) with ``--group-by`` and the public
 list of groups, numpy engine, one seeded run of every group and column per seed (seed
 ``SEED + r`` for run r; the CLI's ``--seed``: a benchmark on public data, never a release),
-its result JSON read back: the released values and each cell's ``below_rows_needed`` flag.
+its result JSON read back: the released values and each cell's ``below_row_need`` flag.
 The quantiles' own noisy count is inside that ε (no ``count`` statistic is asked for: a
 second mechanism would halve the quantiles' share).
 
@@ -28,7 +28,7 @@ q| with r(v) = (#{x < v} + #{x ≤ v})/(2n), the midpoint of the tie range — i
 even the true quantile of a heavily tied column (a carrier's distance on one route).
 Per (group, column, quantile, method): the median and the worst over the runs, the share
 of releases inside [the cell's min, max] and of those outside it and 10⁴× off the cell's
-magnitudes (``far``), and for dprect the share of runs flagged ``below_rows_needed`` and
+magnitudes (``far``), and for dprect the share of runs flagged ``below_row_need`` and
 its released values (run r is seed ``SEED + r``). Bands by the cell's non-null rows:
 < 1,000, 1,000–4,999, ≥ 5,000.
 
@@ -60,6 +60,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE))
 
+from dprect.core.intervals import BELOW_ROW_NEED  # noqa: E402
 from dprect.core.quantiles import rank_error  # noqa: E402
 
 COLUMNS = ["dep_delay", "arr_delay", "distance", "air_time"]
@@ -102,7 +103,7 @@ def flights_parquet() -> Path:
 
 def dprect_runs(by: str, names: list[str], runs: int) -> dict[str, Any]:
     """``runs`` seeded ``dprect aggregate`` runs: per cell the released values (runs × 3)
-    and the runs flagged ``below_rows_needed``."""
+    and the runs flagged ``below_row_need``."""
     from dprect.app.cli import main as cli
 
     data = flights_parquet()
@@ -129,7 +130,7 @@ def dprect_runs(by: str, names: list[str], runs: int) -> dict[str, Any]:
             for row in res["results"]:
                 key = f"{row['group']}/{row['column']}"
                 got.setdefault(key, []).append([float(row[s]) for s in NAMES])
-                flagged[key] = flagged.get(key, 0) + bool(row["below_rows_needed"])
+                flagged[key] = flagged.get(key, 0) + bool(row[BELOW_ROW_NEED])
     keep = ("split_rows", "pool_rows", "rows_needed", "epsilon_each", "small_epsilon_each",
             "small_centre_epsilon", "count_epsilon", "grid")
     return {"released": got, "flagged": flagged,
@@ -310,7 +311,7 @@ def markdown(res: dict[str, Any]) -> str:
     peers = res["peers"]
     lines = [f"by {res['by']}, {res['runs']} runs", "",
              "| band | cells | method | median rank error | worst cell median | worst run |"
-             " inside the range | 10⁴× off | dprect ≤ peer | below_rows_needed |",
+             " inside the range | 10⁴× off | dprect ≤ peer | below_row_need |",
              "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
     for b in res["summary"]:
         for method in ["dprect", *peers]:
@@ -324,7 +325,7 @@ def markdown(res: dict[str, Any]) -> str:
     lines += ["", "| group | column | rows | dprect p10 / median / p90 | "
               + " | ".join(f"{p} p10 / median / p90" for p in peers)
               + " | inside: " + ", ".join(["dprect", *peers])
-              + " | 10⁴× off: " + ", ".join(["dprect", *peers]) + " | below_rows_needed |",
+              + " | 10⁴× off: " + ", ".join(["dprect", *peers]) + " | below_row_need |",
               "|---|---|---:|---|" + "---|" * len(peers) + "---:|---:|---:|"]
     for r in res["cells"]:
         errs = [" / ".join(f"{100 * q['median']:.2f}" for q in r[m])

@@ -63,6 +63,7 @@ from dprect.core.decimal_grid import DecimalGrid
 from dprect.core.domains import Domain, FloatBins, GridArg, resolve_domains
 from dprect.core.errors import ParameterError
 from dprect.core.group_selection import SelectionPlan, composed, select_keys
+from dprect.core.intervals import BELOW_ROW_NEED
 from dprect.core.mixed import MixedPlan, mixed_spec, plan_mixed
 from dprect.core.quantile_release import statistic_names
 from dprect.core.quantiles import QuantilePlan
@@ -385,7 +386,7 @@ def quantile_lines(the_plan: QuantilePlan, columns: Sequence[str], groups: int |
         f"plan: a group needs about {the_plan.rows_needed():,} rows (beta "
         f"{the_plan.beta:g}) for each quantile to lie within its data's range (the more, "
         "the nearer a quantile is to 0 or 1); a cell whose noisy count is below is flagged "
-        "below_rows_needed, all its quantiles",
+        f"{BELOW_ROW_NEED}, all its quantiles",
         f"plan: rank interval at level {the_plan.interval_level:g}: from "
         f"{the_plan.split_rows:,} rows (noisy) each quantile's ranks lie within "
         f"{the_plan.interval_rank_error:,.1f} rows of the grid's best for q*n (all together; "

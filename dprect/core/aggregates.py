@@ -129,7 +129,7 @@ from dprect.core.describe_stats import (
 )
 from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_describe_plan
-from dprect.core.intervals import DEFAULT_LEVEL, below_need, query_intervals
+from dprect.core.intervals import BELOW_ROW_NEED, DEFAULT_LEVEL, below_need, query_intervals
 from dprect.core.randomness import (
     STREAM_SEED_BITS,
     JointStreams,
@@ -594,7 +594,7 @@ class DescribePlan:
                f"; an ungrouped column below {self.rows_needed_by['centre']:,} released "
                f"rows has no other group to anchor on: its sides search from 0")
             + ("" if "count" in self.statistics else
-               "; no count asked: below_row_need is left empty for every group, none is "
+               f"; no count asked: {BELOW_ROW_NEED} is left empty for every group, none is "
                "flagged (ask for the count too to have the groups below this need "
                "flagged)"),
             *([] if self.count_error is None else [
@@ -1797,10 +1797,6 @@ def checked_names(plan: DescribePlan, groups: Sequence[Any], columns: Sequence[s
     return group_list, cols
 
 
-#: the small-group flag of each released (group, column) of the query mechanism: its
-#: released count below the plan's rows_needed (docs/operations.md, "Small groups")
-BELOW_ROW_NEED = "below_row_need"
-
 
 @dataclass(frozen=True)
 class DescribeResult:
@@ -1878,7 +1874,6 @@ def run_describe(plan: DescribePlan, values: Mapping[tuple[Any, int], np.ndarray
 
 __all__ = [
     "ANCHOR_BITS",
-    "BELOW_ROW_NEED",
     "CENTRE_CAP",
     "CENTRE_ROWS_FACTOR",
     "CENTRE_SHARE",

@@ -65,9 +65,9 @@ whose rows are not its value); sorting the m values keeps it. A small group's dr
 
 **The small-group flag** (:func:`below_need`, :func:`below_needs`): a cell whose released
 noisy count lies below the plan's row need is flagged — post-processing of a released
-count and the public plan, like the intervals; the one rule of describe's
-``below_row_need`` (record rows, column arrays, tables) and the quantiles'
-``below_rows_needed``.
+count and the public plan, like the intervals; the one rule of the flag
+:data:`BELOW_ROW_NEED` that describe's and the quantiles' rows, column arrays, tables and
+plots carry under that one name (a mixed run's row: :func:`any_below`).
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -87,6 +87,13 @@ from dprect.core.errors import ParameterError
 
 #: the stated level of every interval unless a run names another
 DEFAULT_LEVEL = 0.95
+#: THE name of the small-group flag (:func:`below_need`) in every record row, table
+#: column, summary line and plot note, whichever statistics released it (describe's,
+#: the quantiles', a mixed run's): one word for one concept
+BELOW_ROW_NEED = "below_row_need"
+#: the name the quantiles' records gave the flag until session 49: read in a recorded
+#: row (a replay of an older record), never written
+FORMER_BELOW_ROW_NEED = "below_rows_needed"
 #: the share of α the sum's ñ ≤ 0 case sets aside (α₂ = α·SPLIT; module notes)
 SPLIT = 0.01
 #: the grid of H: r_i = GRID_START·2^(i/GRID_PER_OCTAVE), i = 0 … GRID_POINTS − 1
@@ -321,7 +328,7 @@ def mixed_quantile_at(r: float, rate: float, alpha: float) -> float:
 def below_need(count: float | None, need: int) -> bool | None:
     """The small-group flag of one cell: whether its released noisy ``count`` lies below
     the plan's row ``need`` (an integer: the rows the plan's accuracy statements ask of a
-    group; describe's ``below_row_need``, the quantiles' ``below_rows_needed``) — None
+    group; :data:`BELOW_ROW_NEED`, describe's and the quantiles') — None
     where no count was released. Post-processing of a released value and the public plan
     only. The comparison is exact: Python compares a float (or an int) with an int
     exactly, at any size. THE rule: every record, row and table flag is made by it or by
@@ -329,6 +336,16 @@ def below_need(count: float | None, need: int) -> bool | None:
     if count is None:
         return None
     return bool((count if isinstance(count, int | np.integer) else float(count)) < need)
+
+
+def any_below(flags: Iterable[bool | None]) -> bool | None:
+    """The flag of a mixed run's (group, column) row from its parts' flags
+    (:func:`below_need` each, or None where a part released none): true when any part
+    flags the cell (some of its values may be far off), false when every part that
+    released a flag says false, None when none did. Post-processing of released flags;
+    each part's own flag stays in its record."""
+    released = [bool(f) for f in flags if f is not None]
+    return any(released) if released else None
 
 
 def below_needs(counts: np.ndarray, needs: Sequence[int]) -> np.ndarray:
@@ -447,8 +464,9 @@ def rank_error(epsilon_each: float, grid_size: int, level: float, draws: int = 2
     return math.nextafter(t * (1.0 + 2.0**-46), math.inf)
 
 
-__all__ = ["DEFAULT_LEVEL", "GRID_PER_OCTAVE", "GRID_POINTS", "GRID_START", "SPLIT",
-           "TAIL_SHARE", "below_need", "below_needs", "check_level", "count_interval",
-           "count_quantile", "dlap_tail", "fill_quantile", "grid_points", "mean_interval",
-           "mixed_quantile", "mixed_quantile_at", "quantile_table", "query_intervals",
-           "rank_error", "sum_interval"]
+__all__ = ["BELOW_ROW_NEED", "DEFAULT_LEVEL", "FORMER_BELOW_ROW_NEED", "GRID_PER_OCTAVE",
+           "GRID_POINTS", "GRID_START", "SPLIT", "TAIL_SHARE", "any_below", "below_need",
+           "below_needs", "check_level", "count_interval", "count_quantile", "dlap_tail",
+           "fill_quantile", "grid_points", "mean_interval", "mixed_quantile",
+           "mixed_quantile_at", "quantile_table", "query_intervals", "rank_error",
+           "sum_interval"]

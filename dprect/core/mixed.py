@@ -39,6 +39,7 @@ from typing import Any
 from dprect.core.accounting import Guarantee
 from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import CheckReport, check_mixed_plan
+from dprect.core.intervals import BELOW_ROW_NEED, any_below
 from dprect.core.randomness import RandomSource
 from dprect.core.statistic import STATISTICS, GroupedStatistics, Mechanism, StatisticsSpec, outputs
 
@@ -162,25 +163,31 @@ class MixedResult:
     to_dict = to_json
 
     def rows(self) -> list[dict[str, Any]]:
-        """One dict per (group, column) in draw order with every part's outputs and flags
-        (each part's ``rows()`` merged, in the plan's order: the parts share the run's
+        """One dict per (group, column) in draw order with every part's outputs and the
+        flag (each part's ``rows()`` merged, in the plan's order: the parts share the run's
         groups and columns, and no two mechanisms of a mixed run release the same output).
         Every row has the keys of the released record's rows
         (:func:`dprect.release.aggregate_record.mixed_columns`, in its order): group,
-        column, then per mechanism every output of its statistics
-        (:func:`~dprect.core.statistic.outputs` for the run's statistics) and its flags —
-        a statistic not asked is None, as in the record."""
+        column, per mechanism every output of its statistics
+        (:func:`~dprect.core.statistic.outputs` for the run's statistics), then the
+        small-group flag :data:`~dprect.core.intervals.BELOW_ROW_NEED` of the parts'
+        flags (:func:`~dprect.core.intervals.any_below`) — a statistic not asked is
+        None, as in the record."""
         statistics = self.plan.statistics
         keys: dict[str, None] = {"group": None, "column": None}
         merged: dict[tuple[Any, Any], dict[str, Any]] = {}
+        flags: dict[tuple[Any, Any], list[Any]] = {}
         for name, r in zip(self.plan.mechanisms, self.results, strict=True):
-            produced = outputs(_MECHANISMS[name], statistics)
-            keys.update(dict.fromkeys(produced))
-            flags: dict[str, None] = {}
+            keys.update(dict.fromkeys(outputs(_MECHANISMS[name], statistics)))
             for row in r.rows():
-                merged.setdefault((row["group"], row["column"]), {}).update(row)
-                flags.update(dict.fromkeys(k for k in row if k not in keys))
-            keys.update(flags)  # after the outputs, as a part's record row has them
+                cell = (row["group"], row["column"])
+                merged.setdefault(cell, {}).update(row)
+                if BELOW_ROW_NEED in row:
+                    flags.setdefault(cell, []).append(row[BELOW_ROW_NEED])
+        if flags:  # after the outputs, as a part's record row has it
+            keys[BELOW_ROW_NEED] = None
+            for cell, row in merged.items():
+                row[BELOW_ROW_NEED] = any_below(flags.get(cell, ()))
         return [{k: row.get(k) for k in keys} for row in merged.values()]
 
     def result(self, mechanism: str) -> Any:

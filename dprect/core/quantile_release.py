@@ -38,7 +38,7 @@ import numpy as np
 from dprect.core.accounting import ADD_REMOVE, Guarantee
 from dprect.core.decimal_grid import DecimalGrid
 from dprect.core.errors import ParameterError
-from dprect.core.intervals import DEFAULT_LEVEL
+from dprect.core.intervals import BELOW_ROW_NEED, DEFAULT_LEVEL
 from dprect.core.quantile_centre import blocks, signs
 from dprect.core.quantiles import (
     QuantileCell,
@@ -61,10 +61,6 @@ from dprect.core.statistic import QUANTILES, STATISTICS, with_rank_error
 #: loads the compiled samplers from its blocks' public sizes
 #: (:func:`~dprect.core.randomness.expect_draws`)
 DRAWS_A_QUANTILE = 22
-
-#: the record/table column of the small-group flag (the noisy count below
-#: ``QuantilePlan.rows_needed``)
-SMALL = "below_rows_needed"
 
 
 def plan_statistics(names: Sequence[str], epsilon: float, columns: int, *,
@@ -101,7 +97,8 @@ def statistic_names(plan: QuantilePlan) -> tuple[str, ...]:
 class QuantileResult:
     """Per (group, column): the asked quantiles (``statistics``, increasing q), each
     with its ``<name>_rank_error`` at the plan's ``interval_level`` (None for a small
-    group's centred draws), and the small-group flag. ``cells[g][j]``; ``groups`` is
+    group's centred draws), and the small-group flag
+    (:data:`~dprect.core.intervals.BELOW_ROW_NEED`). ``cells[g][j]``; ``groups`` is
     ``[None]`` for an ungrouped run."""
 
     columns: list[str]
@@ -125,7 +122,7 @@ class QuantileResult:
                 for name, value in zip(self.statistics, cell.values, strict=True):
                     row[name] = value
                     row[with_rank_error(name)[1]] = cell.rank_error
-                row[SMALL] = cell.small
+                row[BELOW_ROW_NEED] = cell.small
                 out.append(row)
         return out
 
@@ -342,7 +339,7 @@ def release_grouped(plan: QuantilePlan, cells: Mapping[tuple[int, int], Quantile
     return replace(head, cells=out)
 
 
-__all__ = ["SMALL", "QuantileFirst", "QuantilePools", "QuantileResult", "anchor_centre",
+__all__ = ["QuantileFirst", "QuantilePools", "QuantileResult", "anchor_centre",
            "first_phase", "joined_pools", "plan_statistics", "pooled_centres",
            "quantile_head", "release_grouped", "release_groups", "second_phase",
            "signed_blocks", "statistic_names"]

@@ -330,7 +330,7 @@ def _draw_column_spread(ax: Any, column: str, items: Sequence[SpreadItem],
     skipped = sum(1 for kind, _, _ in items if kind == "skip")
     view = span(ok or few, TRIM)
     out = histograms(ax, [("groups with rows enough", ok, POINT, True),
-                          ("below_row_need", few, FEW, False)], view)
+                          (BELOW_ROW_NEED, few, FEW, False)], view)
     notes = [f"{len(items):,} groups"]
     bar: BarDrawn = "none"
     if few and not ok and not skipped:
@@ -401,7 +401,7 @@ def _describe_drawing(record: Mapping[str, Any], rows: RowPass, *, title: str | 
         guarantee = f"({float(g['epsilon']):.3g}, {float(g['delta']):.2g})-DP in one charge"
         if many:
             return (f"DP means of {groups:,} groups, {guarantee}\n{bar_line()}\ngrey: "
-                    f"below_row_need (fewer than {need} rows released:\nthe mean may be far "
+                    f"{BELOW_ROW_NEED} (fewer than {need} rows released:\nthe mean may be far "
                     "off)")
         level = record["plan"].get("interval_level")
         marks = ("bars: ± the noise's sd (a bound from the plan's public scales\nand the "
@@ -409,7 +409,7 @@ def _describe_drawing(record: Mapping[str, Any], rows: RowPass, *, title: str | 
                 f"bars: the mean's noise interval at level {float(level):g} (mean_low to "
                 "mean_high,\nfrom the plan and the released values")
         return (f"DP means per group, {guarantee}\n{marks}; clipping bias not included)"
-                f"\nhollow grey: below_row_need (fewer than {need} rows released:\nthe "
+                f"\nhollow grey: {BELOW_ROW_NEED} (fewer than {need} rows released:\nthe "
                 "mean may be far off)")
 
     return grouped_figure(

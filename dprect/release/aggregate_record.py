@@ -16,7 +16,10 @@ when asked (with their intervals: docs/privacy.md §17); a coverage bound row ca
 ``rank_error``. They are the records ``dprect bounds`` and ``dprect
 describe`` wrote before they became presets, so every record in a ledger reads as written.
 
-**The small-group flag** (``describe``): ``below_row_need`` is true when the released
+**The small-group flag** (``describe``): ``below_row_need``
+(:data:`~dprect.core.intervals.BELOW_ROW_NEED`, the one name of the flag: the quantiles'
+rows carry theirs as released under it, a mixed run's row the parts' flags joined by
+:func:`~dprect.core.intervals.any_below`) is true when the released
 count is below :func:`rows_needed` of the recorded plan — post-processing of a released
 value and the public plan, no privacy cost — and null when no count was released. Below
 that need the plan no longer promises a centre inside the group's data, so its bounds and
@@ -37,12 +40,18 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dprect.core.aggregates import BELOW_ROW_NEED, SPREAD, STATISTICS, Cell, DescribeResult
+from dprect.core.aggregates import SPREAD, STATISTICS, Cell, DescribeResult
 from dprect.core.bounds import BoundsPlan, BoundsResult
 from dprect.core.column_release import ColumnRows
-from dprect.core.intervals import below_need, below_needs
+from dprect.core.intervals import (
+    BELOW_ROW_NEED,
+    FORMER_BELOW_ROW_NEED,
+    any_below,
+    below_need,
+    below_needs,
+)
 from dprect.core.mixed import MixedResult
-from dprect.core.quantile_release import SMALL, QuantileResult
+from dprect.core.quantile_release import QuantileResult
 from dprect.core.statistic import COVERAGE, QUANTILES, QUERY, Mechanism, outputs
 from dprect.core.statistic import STATISTICS as STATISTIC_OF
 from dprect.release.record_text import (
@@ -522,7 +531,7 @@ def _json_scalar(value: Any) -> Any:
 def quantiles_record(result: QuantileResult, rows: Rows | None = None) -> dict[str, Any]:
     """The quantiles' released JSON: the method, the core's result (the columns, the
     groups, the statistics, per (group, column) the quantiles and the released flag
-    ``below_rows_needed``, the guarantee, the plan; docs/privacy.md §11a). ``rows`` as
+    ``below_row_need``, the guarantee, the plan; docs/privacy.md §11a). ``rows`` as
     :func:`describe_record`'s."""
     record = _head(result)
     record["results"] = jsonable(result.rows()) if rows is None else rows
@@ -570,10 +579,12 @@ def aggregate_record(result: BoundsResult | DescribeResult | QuantileResult, the
 def mixed_columns(mechanisms: Sequence[str], statistics: Sequence[str] = ()
                   ) -> tuple[str, ...]:
     """A mixed run's row keys (generated from the registry): group, column, then each
-    mechanism's outputs and flags (:meth:`RecordShape.table_columns` for the run's
-    ``statistics``), in the run's order."""
-    return ("group", "column", *(k for m in mechanisms
-                                 for k in SHAPES[m].table_columns(statistics)[2:]))
+    mechanism's outputs (:func:`~dprect.core.statistic.outputs` for the run's
+    ``statistics``), in the run's order, then their flags, each once (the parts' flags
+    joined: :func:`_merged_rows`)."""
+    shapes = [SHAPES[m] for m in mechanisms]
+    return ("group", "column", *(k for s in shapes for k in outputs(s.mechanism, statistics)),
+            *dict.fromkeys(f for s in shapes for f in s.flags))
 
 
 def mixed_method(mechanisms: Sequence[str]) -> str:
@@ -603,12 +614,20 @@ def _recorded_statistics(parts: Mapping[str, Any], names: Sequence[str]) -> tupl
 
 
 def _merged_rows(parts: Mapping[str, Any], names: Sequence[str]) -> list[dict[str, Any]]:
-    """One row per (group, column) with every part's outputs and flags
-    (:func:`mixed_columns`), read from the parts' records."""
+    """One row per (group, column) with every part's outputs and the flag
+    (:func:`mixed_columns`), read from the parts' records: true where any part flags the
+    cell (:func:`~dprect.core.intervals.any_below` of the parts' flags; each part's own
+    stays in its record)."""
     merged: dict[tuple[Any, str], dict[str, Any]] = {}
+    flags: dict[tuple[Any, str], list[Any]] = {}
     for m in names:
         for row in table_rows(parts[m]):
-            merged.setdefault((row["group"], row["column"]), {}).update(row)
+            cell = (row["group"], row["column"])
+            merged.setdefault(cell, {}).update(row)
+            if SHAPES[m].flags:
+                flags.setdefault(cell, []).append(row[BELOW_ROW_NEED])
+    for cell, flagged in flags.items():
+        merged[cell][BELOW_ROW_NEED] = any_below(flagged)
     keys = mixed_columns(names, _recorded_statistics(parts, names))
     return [{k: row.get(k) for k in keys} for row in merged.values()]
 
@@ -643,7 +662,7 @@ def _bounds_line(row: Mapping[str, Any], plan: Mapping[str, Any]) -> str:
 def _describe_line(row: Mapping[str, Any], plan: Mapping[str, Any]) -> str:
     stats = "".join(f"{key} {row[key]:.6g}, " for key in STATISTICS + SPREAD
                     if row.get(key) is not None)
-    few = (f" — below_row_need: fewer than the {rows_needed(plan, row['column']):,}"
+    few = (f" — {BELOW_ROW_NEED}: fewer than the {rows_needed(plan, row['column']):,}"
            " rows the plan needs, bounds and mean may be far off"
            if row[BELOW_ROW_NEED] else "")
     return f"{stats}bounds [{row['lower']:.6g}, {row['upper']:.6g}]{few}"
@@ -658,8 +677,8 @@ def _quantiles_line(row: Mapping[str, Any], plan: Mapping[str, Any]) -> str:
     values = ", ".join(f"{s.name} {row[s.name]:.6g}" + _rank_text(row.get(s.outputs[1]))
                        for s in STATISTIC_OF.values()
                        if s.mechanism is QUANTILES and row.get(s.name) is not None)
-    few = (f" — below_rows_needed: fewer than the {int(plan['rows_needed']):,} rows the "
-           "plan needs, the values may be far off" if row[SMALL] else "")
+    few = (f" — {BELOW_ROW_NEED}: fewer than the {int(plan['rows_needed']):,} rows the "
+           "plan needs, the values may be far off" if row[BELOW_ROW_NEED] else "")
     return values + few
 
 
@@ -692,7 +711,8 @@ SHAPES: dict[str, RecordShape] = {s.mechanism.name: s for s in (
     RecordShape(COVERAGE, "private bounds", "bounds", (), _bounds_line),
     RecordShape(QUERY, "DP aggregates (describe)", "results", (BELOW_ROW_NEED,),
                 _describe_line),
-    RecordShape(QUANTILES, "private quantiles", "results", (SMALL,), _quantiles_line),
+    RecordShape(QUANTILES, "private quantiles", "results", (BELOW_ROW_NEED,),
+                _quantiles_line),
 )}
 
 
@@ -749,6 +769,14 @@ def table_schema(shape: RecordShape, statistics: Sequence[str] = ()) -> pa.Schem
                       for key in shape.table_columns(statistics)])
 
 
+def _released_flag(row: Mapping[str, Any]) -> Any:
+    """A recorded quantiles row's released small-group flag: under
+    :data:`~dprect.core.intervals.BELOW_ROW_NEED`, or its former name in a record made
+    before the flag had one name (read only: every table and line names it
+    ``below_row_need``)."""
+    return row.get(BELOW_ROW_NEED, row.get(FORMER_BELOW_ROW_NEED))
+
+
 def _floats(values: list[Any]) -> pa.Array:
     """A table column of recorded numbers: each a float (a recorded ``"inf"``/``"-inf"``
     or integer as ``float`` reads it) or None (a null)."""
@@ -779,7 +807,7 @@ def table_block(rows: Sequence[Mapping[str, Any]], shape: RecordShape,
         pa.array(names := [str(r["column"]) for r in rows], pa.string())]
     columns += [_floats([r.get(key) for r in rows]) for key in keys]
     columns += _flag_columns(shape, keys, columns, names, plan, need,
-                             lambda: [r.get(SMALL) for r in rows])
+                             lambda: [_released_flag(r) for r in rows])
     return TableBlock(pa.RecordBatch.from_arrays(columns,
                                                  schema=table_schema(shape, statistics)))
 
@@ -794,8 +822,8 @@ def _flag_columns(shape: RecordShape, keys: Sequence[str], columns: Sequence[pa.
     column's :func:`rows_needed`; null where no count was released; ``need``: the row
     need per column read so far, filled here)."""
     out = []
-    for flag in shape.flags:
-        if flag == SMALL:  # the quantiles' flag is released as drawn
+    for _ in shape.flags:  # its one flag, if any (BELOW_ROW_NEED)
+        if shape.mechanism is QUANTILES:  # the quantiles' flag is released as drawn
             out.append(pa.array(small(), pa.bool_()))
         elif "count" not in keys:
             out.append(pa.nulls(len(names), pa.bool_()))
@@ -898,7 +926,7 @@ class Overview:
         self.groups: dict[Any, None] = {}
         self.columns: dict[Any, None] = {}
         self.cells = 0
-        self.marked = {BELOW_ROW_NEED: 0, SMALL: 0}
+        self.marked = {BELOW_ROW_NEED: 0}
 
     def take(self, block: Sequence[dict[str, Any]]) -> None:
         self.cells += len(block)
@@ -943,7 +971,7 @@ class Overview:
                 if listed else ""
             lines.append(f"groups found privately: {int(selection['groups_kept']):,} kept "
                          f"by the selection{beside} (its cost is in the guarantee above)")
-        for flag in (BELOW_ROW_NEED, SMALL):
+        for flag in self.marked:
             if first and first[0].get(flag) is not None:  # None: not released (no count)
                 lines.append(f"{self.marked[flag]:,} of {cells:,} cells flagged {flag} "
                              "(fewer rows released than the plan needs: their values may "

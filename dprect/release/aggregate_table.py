@@ -29,7 +29,7 @@ from typing import Any, BinaryIO
 from dprect.core.errors import ParameterError
 from dprect.core.statistic import COVERAGE, Mechanism
 from dprect.release.aggregate_record import SHAPES, TableBlock, mixed_columns, mixed_method
-from dprect.release.delta_output import committed_or_nothing
+from dprect.release.delta_output import check_table_properties, committed_or_nothing
 from dprect.release.files import check_output_path
 from dprect.release.sinks import Feed, Release, Sink, Write, file_write
 
@@ -121,6 +121,14 @@ class CsvFeed:
 #: rows per row group of a Parquet table file (a reader filtering on group or column skips
 #: whole row groups by their statistics; delta-rs' own default for the Delta table)
 ROW_GROUP_ROWS = 1 << 20
+
+
+def _plain_type(t: Any) -> Any:
+    """An Arrow type as the table's writer reads it (delta-rs reads a text column back as
+    ``large_string`` or ``string_view``: the same column as a ``string``)."""
+    import pyarrow as pa
+
+    return pa.string() if t in (pa.large_string(), pa.string_view()) else t
 
 
 def arrow_schema(layout: TableLayout) -> Any:
@@ -225,7 +233,9 @@ FILE_FEEDS: dict[str, Callable[[TableLayout, BinaryIO], Feed]] = {
 class DeltaTableSink:
     """The table as a Delta table (a folder), overwritten by each release in one commit
     (a reader sees the old rows or the new ones); the folder must be absent, empty, or a
-    Delta table with the layout's columns."""
+    Delta table with the layout's columns, each of its type and nullable (a table of the
+    same names whose column is NOT NULL, or of another type, is refused before the
+    charge: its commit would fail, or cast the floats)."""
 
     name: str
     path: str
@@ -239,17 +249,31 @@ class DeltaTableSink:
         where = Path(self.path)
         if not where.is_dir() or not any(where.iterdir()):
             return
+        import pyarrow as pa
         from deltalake import DeltaTable
 
         try:
-            names = [f.name for f in DeltaTable(self.path).schema().fields]
+            theirs = pa.schema(DeltaTable(self.path).schema().to_arrow())
         except Exception:
             raise ParameterError(f"{self.name} {self.path!r} is a folder that is not empty "
                                  "and holds no Delta table") from None
-        if names != list(self.layout.names):
+        if theirs.names != list(self.layout.names):
             raise ParameterError(f"{self.name} {self.path!r} is a Delta table with other "
                                  f"columns than the {self.layout.noun}'s "
                                  f"({', '.join(self.layout.names)})")
+        ours = arrow_schema(self.layout)
+        # the same names are not enough: a column of another type would be cast to it
+        # (floats written as text) or refuse the commit, and a NOT NULL column refuses an
+        # empty cell — after the charge (a Delta schema is public, never a row)
+        other = next((f for f, o in zip(theirs, ours, strict=True)
+                      if _plain_type(f.type) != o.type or not f.nullable), None)
+        if other is not None:
+            raise ParameterError(
+                f"{self.name} {self.path!r} is a Delta table whose column {other.name!r} is "
+                f"{'NOT NULL ' if not other.nullable else ''}{_plain_type(other.type)}, "
+                f"not the {self.layout.noun}'s nullable "
+                f"{ours.field(other.name).type}; choose another path")
+        check_table_properties(self.path, self.name, overwrite=True)
 
     def prepare(self, release: Release) -> Write:
         """The rows from the record's one read go to a compressed Arrow stream in a

@@ -26,11 +26,47 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from dprect.core.errors import ParameterError
+
 
 def is_delta_folder(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` holds a Delta table: a ``_delta_log/`` with a commit file."""
     log = Path(path) / "_delta_log"
     return log.is_dir() and any(log.glob("*.json"))
+
+
+#: the table property prefix of a Delta table's CHECK constraints
+_CONSTRAINT = "delta.constraints."
+
+
+def check_table_properties(path: str | os.PathLike[str], what: str, *,
+                           overwrite: bool) -> None:
+    """Refuse, before the charge, an existing Delta table at ``path`` whose properties
+    would refuse the release's commit after it: CHECK constraints
+    (``delta.constraints.<name>``: whether a release's rows break one depends on the
+    released values, so such a table is refused whatever they are), and for an
+    ``overwrite`` a table made append-only (``delta.appendOnly``: no overwrite ever
+    commits, nor would the replay). Read with delta-rs from the table's metadata
+    (public: the output table's own properties, never a row of the input); not a Delta
+    table, or no delta-rs: nothing to read here (the other checks say what the path
+    is)."""
+    try:
+        from deltalake import DeltaTable
+
+        if not DeltaTable.is_deltatable(str(path)):
+            return
+        configuration = DeltaTable(str(path)).metadata().configuration or {}
+    except Exception:  # no delta-rs, or a table it cannot read: the other checks say so
+        return
+    names = sorted(k[len(_CONSTRAINT):] for k in configuration if k.startswith(_CONSTRAINT))
+    if names:
+        raise ParameterError(f"{what} {str(path)!r} is a Delta table with CHECK "
+                             f"constraints ({', '.join(names)}): a release its rows break "
+                             "could not be written after the charge; choose another path")
+    if overwrite and str(configuration.get("delta.appendOnly", "")).lower() == "true":
+        raise ParameterError(f"{what} {str(path)!r} is an append-only Delta table "
+                             "(delta.appendOnly): the release overwrites its table; "
+                             "choose another path")
 
 
 @contextlib.contextmanager
@@ -87,4 +123,5 @@ def committed_or_nothing(path: str | os.PathLike[str]) -> Iterator[None]:
         raise
 
 
-__all__ = ["committed_or_nothing", "is_delta_folder", "native_stderr_dropped"]
+__all__ = ["check_table_properties", "committed_or_nothing", "is_delta_folder",
+           "native_stderr_dropped"]

@@ -188,17 +188,23 @@ def check_output_path(path: str | os.PathLike[str], what: str, *, folder: bool =
     """Refuse, before anything is read, reserved or written, an output location that
     cannot be written, and prove the one it accepts. Never a device, a FIFO or a socket,
     nor a link to one (:func:`check_not_special`). For a file (``folder=False``): not a
-    folder, not an existing file this process may not write (read-only: the rename that
-    commits the output would replace it anyway), and its folder (made if missing) takes
-    the output's temporary file; for a
-    folder (a Delta table): not a file, and the folder (made if missing) takes a file.
-    Missing folders are created for the proof and removed again (only those it made,
-    deepest first), so nothing is left behind. Raises :class:`ParameterError` naming
-    ``what``, the path and the operating system's reason."""
+    folder, nor a path ending as one (``o.json/``, ``o.json/.``), not an existing file
+    this process may not write (read-only: the rename that commits the output would
+    replace it anyway), and its folder (made if missing) takes the output's temporary
+    file; for a folder (a Delta table): not a file, and the folder (made if missing)
+    takes a file. Missing folders are created for the proof and removed again (only
+    those it made, deepest first), so nothing is left behind. Raises
+    :class:`ParameterError` naming ``what``, the path and the operating system's reason."""
     target = Path(path)
     shown = str(path)
     if not shown.strip():
         raise ParameterError(f"{what} is an empty path; give the path to write to")
+    if not folder and os.path.basename(shown) in ("", ".", ".."):
+        # ``o.json/`` or ``o.json/.``: the probe would read it as ``o.json`` (pathlib
+        # drops the ending), but the write opens the path as given and fails after the
+        # charge
+        raise ParameterError(f"{what} {shown!r} ends as a folder path does ('/', '.' or "
+                             "'..'); give a file path")
     check_not_special(path, what, folder=folder)  # before the probe: never opened
     try:
         home, missing = _missing_folders(target, folder, what, shown)

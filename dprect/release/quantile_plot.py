@@ -3,7 +3,7 @@ statistics): per column, each public group's released quantiles as a ladder, or 
 many groups their distribution over the groups.
 
 Drawn from the recorded JSON only — each (group, column)'s released quantiles, their
-``<name>_rank_error`` and the ``below_rows_needed`` flag, and the public plan — never from
+``<name>_rank_error`` and the ``below_row_need`` flag, and the public plan — never from
 a data point, like every plot of a release (:mod:`dprect.release.aggregate_plot`).
 
 **Up to** :data:`~dprect.release.aggregate_plot.MANY_GROUPS` **groups** a panel shows, at
@@ -14,7 +14,7 @@ box from p25 to p75. A quantile's interval is a statement about ranks, not value
 quantile of a cell lies within ``<name>_rank_error`` rows of its target rank): the
 released rank error is written above each group's ladder (``±T``, rows; none for a group
 drawn by the small split), and the panel's note gives its range. A group flagged
-``below_rows_needed`` (its noisy count below the plan's ``rows_needed``: the values may be
+``below_row_need`` (its noisy count below the plan's ``rows_needed``: the values may be
 far off) is drawn grey, and the y range is set by the other groups (by every group when
 all are flagged).
 
@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dprect.core.extras import require
-from dprect.core.quantile_release import SMALL
+from dprect.core.intervals import BELOW_ROW_NEED
 from dprect.core.statistic import QUANTILES
 from dprect.core.statistic import STATISTICS as STATISTIC_OF
 from dprect.release.aggregate_plot import (
@@ -100,7 +100,7 @@ def _draw_ladders(ax: Any, column: str, rows: Sequence[Mapping[str, Any]],
                   names: Sequence[str], level: Any) -> int:
     """One column's panel of a ladder per group (module notes); returns how many values
     are out of view (triangles at the edge)."""
-    ladders = [(i, [_finite(r.get(n)) for n in names], bool(r.get(SMALL)))
+    ladders = [(i, [_finite(r.get(n)) for n in names], bool(r.get(BELOW_ROW_NEED)))
                for i, r in enumerate(rows)]
     base = [v for _, values, few in ladders if not few for v in values if v is not None]
     bottom, top = span(base or [v for _, values, _ in ladders for v in values
@@ -149,17 +149,17 @@ def _draw_spread(ax: Any, column: str, rows: Sequence[Mapping[str, Any]],
                  names: Sequence[str], level: Any) -> int:
     """One column's panel for many groups (module notes); returns how many values are out
     of view (counted)."""
-    flagged = sum(1 for r in rows if r.get(SMALL))
-    kept = [r for r in rows if not r.get(SMALL)] or list(rows)
+    flagged = sum(1 for r in rows if r.get(BELOW_ROW_NEED))
+    kept = [r for r in rows if not r.get(BELOW_ROW_NEED)] or list(rows)
     series = [(name, [v for r in kept if (v := _finite(r.get(name))) is not None],
                COLOURS[k % len(COLOURS)], False) for k, name in enumerate(names)]
     view = span([v for _, values, _, _ in series for v in values], TRIM)
     out = histograms(ax, series, view)
     notes = [f"{len(rows):,} groups", _rank_note(_rank_errors(kept, names), level)]
     if flagged and len(kept) < len(rows):
-        notes.append(f"{flagged:,} group(s) below_rows_needed not drawn")
+        notes.append(f"{flagged:,} group(s) {BELOW_ROW_NEED} not drawn")
     elif flagged:
-        notes.append("every group below_rows_needed: the values may be far off")
+        notes.append(f"every group {BELOW_ROW_NEED}: the values may be far off")
     skipped = sum(len(kept) - len(values) for _, values, _, _ in series)
     finish_panel(ax, column, "DP quantile", notes,
                  f"{out:,} value(s) out of view" if out else None,
@@ -183,7 +183,7 @@ def quantiles_drawing(record: Mapping[str, Any], rows: RowPass, *, title: str | 
     level = record["plan"].get("interval_level", math.nan)
     groups = len(record["groups"])
     # what a many-groups panel reads of a row (:func:`_draw_spread`): not the whole row
-    read = (SMALL, *names, *(f"{names[0]}_rank_error" for _ in names[:1]))
+    read = (BELOW_ROW_NEED, *names, *(f"{names[0]}_rank_error" for _ in names[:1]))
 
     def subtitle(many: bool) -> str:
         g = record["privacy"]
@@ -192,7 +192,7 @@ def quantiles_drawing(record: Mapping[str, Any], rows: RowPass, *, title: str | 
                 "p25-p75)")
         return (f"{what}, ({float(g['epsilon']):.3g}, {float(g['delta']):.2g})-DP in one "
                 f"charge\n±T: the released rank error in rows (level {float(level):g})"
-                "\ngrey: below_rows_needed (fewer than "
+                f"\ngrey: {BELOW_ROW_NEED} (fewer than "
                 f"{int(record['plan']['rows_needed']):,} rows: the values may be far off)")
 
     return grouped_figure(

@@ -36,7 +36,11 @@ import pyarrow as pa
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.extras import require
 from dprect.core.result import FitResult
-from dprect.release.delta_output import committed_or_nothing, is_delta_folder
+from dprect.release.delta_output import (
+    check_table_properties,
+    committed_or_nothing,
+    is_delta_folder,
+)
 
 SCHEMA = pa.schema([
     pa.field("run_id", pa.string(), nullable=False),
@@ -156,6 +160,7 @@ def check_results_table(path: str | os.PathLike[str], *, spark: Any | None = Non
         raise InputDataError(
             f"results table {str(path)!r} has another schema "
             f"(columns {', '.join(n for n, _ in theirs)}); choose another path")
+    check_table_properties(p, "results table", overwrite=False)
 
 
 def _deltars_schema(p: Path, path: str
@@ -173,7 +178,11 @@ def _deltars_schema(p: Path, path: str
                 "choose another path")
         return None, ours
     try:
-        schema = pa.schema(DeltaTable(str(p)).schema().to_arrow())
+        table = DeltaTable(str(p))
+        schema = pa.schema(table.schema().to_arrow())
+        # what :func:`has_run` reads after the charge (no row read here): a table of a
+        # reader feature delta-rs lacks (deletion vectors) is refused now, not then
+        table.to_pyarrow_dataset()
     except Exception as exc:  # any delta-rs failure: unusable input, named by its class
         raise InputDataError(f"cannot read results table {path!r} as delta "
                              f"(deltalake error {type(exc).__name__})") from None

@@ -750,7 +750,7 @@ def test_many_cells_print_a_summary_not_a_line_per_cell(tmp_path, groups, capsys
     for command, statistics, flag in (("describe", "bounds, count, sum, mean",
                                        "below_row_need"),
                                       ("bounds", "coverage", None),
-                                      ("aggregate", "p10, median", "below_rows_needed")):
+                                      ("aggregate", "p10, median", "below_row_need")):
         extra = ["--statistics", "median,p10"] if command == "aggregate" else []
         assert main([command, "--input", str(tmp_path / "t.parquet"), "--columns", "x,y",
                      "--epsilon", "1", "--group-by", "g", "--seed", "1", *extra,

@@ -184,7 +184,7 @@ def test_python_rows_carry_the_small_group_flag_the_record_carries():
     rows_needed exactly as the CLI's record does (the same rule, from the released count
     and the public plan): main's Python rows had no flag, so a half-empty group's bounds
     and mean ≈ 0 read as an answer. A count-less run (bounds alone) flags nothing (None);
-    a mixed run's describe part carries it too."""
+    a mixed run's describe part carries it too, and its rows the parts' flags joined."""
     from dprect.release.aggregate_record import describe_record, mixed_record
 
     df = _small_groups()
@@ -209,8 +209,13 @@ def test_python_rows_carry_the_small_group_flag_the_record_carries():
         mixed = dprect.aggregate(df, ["x", "y"], statistics=["mean", "median"],
                                  group_by="g", groups=["a", "b"], epsilon=1.0, seed=2)
     part = mixed.result("describe").rows()
+    record = mixed_record(mixed)
     assert [r["below_row_need"] for r in part] == \
-        [r["below_row_need"] for r in mixed_record(mixed)["results"]]
+        [r["below_row_need"] for r in record["parts"]["describe"]["results"]]
+    # the run's row: flagged where any part flags it (the describe part asked no count)
+    assert [r["below_row_need"] for r in record["results"]] == \
+        [r["below_row_need"] for r in mixed.result("quantiles").rows()] == \
+        [r["below_row_need"] for r in mixed.rows()]
 
 
 @pytest.mark.parametrize("statistics", [("coverage",), ("bounds", "mean"), ("median",),
@@ -228,11 +233,17 @@ def test_every_aggregate_result_has_to_json_and_rows(statistics):
     rows = res.rows()
     assert [(r["group"], r["column"]) for r in rows] == \
         [("a", "x"), ("a", "y"), ("b", "x"), ("b", "y")]
-    if hasattr(res, "results"):  # a mixed run: every part's outputs, its flags too
+    if hasattr(res, "results"):  # a mixed run: every part's outputs, one flag of theirs
         for part in res.results:
             for mine, theirs in zip(rows, part.rows(), strict=True):
-                assert {k: mine[k] for k in theirs} == theirs
-        assert "below_row_need" in rows[0] and "below_rows_needed" in rows[0]
+                assert {k: mine[k] for k in theirs if k != "below_row_need"} == \
+                    {k: v for k, v in theirs.items() if k != "below_row_need"}
+        parts = [p.rows() for p in res.results]
+        assert [r["below_row_need"] for r in rows] == [
+            any(f for f in flags if f is not None) if any(f is not None for f in flags)
+            else None for flags in zip(*([r["below_row_need"] for r in p] for p in parts),
+                                       strict=True)]
+        assert list(rows[0])[-1] == "below_row_need"
     with pytest.warns(UserWarning):
         selected = dprect.aggregate(df, ["x"], statistics=list(statistics), group_by="g",
                                     select_groups=True, selection_epsilon=1.0,

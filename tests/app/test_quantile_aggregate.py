@@ -17,7 +17,8 @@ from golden_cases import INPUT
 import dprect
 from dprect.app.describe import aggregate
 from dprect.core.errors import ParameterError
-from dprect.core.quantile_release import SMALL, plan_statistics, statistic_names
+from dprect.core.intervals import BELOW_ROW_NEED
+from dprect.core.quantile_release import plan_statistics, statistic_names
 from dprect.core.quantiles import plan_quantiles, quantile_statistics, rank_error
 from dprect.core.statistic import (
     QUANTILE_STATISTICS,
@@ -87,7 +88,7 @@ def test_aggregate_releases_quantiles_per_group_in_one_charge():
     assert r.statistics == ("p10", "median", "p90")
     rows = r.rows()
     assert len(rows) == 8 and set(rows[0]) == {
-        "group", "column", "p10", "median", "p90", SMALL,
+        "group", "column", "p10", "median", "p90", BELOW_ROW_NEED,
         "p10_rank_error", "median_rank_error", "p90_rank_error"}
     assert r.guarantee.epsilon == 2.0 and r.guarantee.delta == 0.0
     spent = budget.spent()
@@ -95,7 +96,7 @@ def test_aggregate_releases_quantiles_per_group_in_one_charge():
     for row in rows:
         assert row["p10"] <= row["median"] <= row["p90"]
         if row["group"] == "w":
-            assert row[SMALL] is True  # no rows: below rows_needed
+            assert row[BELOW_ROW_NEED] is True  # no rows: below rows_needed
             assert row["median_rank_error"] is None  # small split: no statement
             continue
         assert row["median_rank_error"] == r.plan.interval_rank_error
@@ -130,7 +131,7 @@ def test_ties_of_diffprivlib_107_do_not_crash():
     (row,) = r.rows()
     assert row["p10"] == row["median"] == 65_000.0
     assert rank_error(np.sort(x), row["p90"], 0.9) <= r.plan.rank_bound(1e-6) / len(x)
-    assert row[SMALL] is False
+    assert row[BELOW_ROW_NEED] is False
 
 
 @pytest.mark.parametrize("statistics", ["median", "p1,median"])
@@ -169,7 +170,7 @@ def test_the_cli_runs_the_quantiles_records_and_replays(
     assert record["method"] == "quantiles" and len(record["results"]) == 6
     assert record["plan"]["rows_needed"] > 0 and record["privacy"]["epsilon"] == 1.0
     header = (tmp_path / "q.csv").read_text().splitlines()[0].split(",")
-    assert header == ["group", "column", *outputs(QUANTILES), SMALL]
+    assert header == ["group", "column", *outputs(QUANTILES), BELOW_ROW_NEED]
     runs = Ledger(str(ledger)).runs("ds")
     assert len(runs) == 1
     code, out, err = run(args, capsys)  # the same run id: the record is replayed

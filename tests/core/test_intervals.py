@@ -321,8 +321,8 @@ def test_h_does_not_depend_on_the_blas_threads() -> None:
 
 
 def test_the_small_group_flag_is_exact_at_any_size() -> None:
-    """below_need / below_needs, the one small-group rule (describe's below_row_need, the
-    quantiles' below_rows_needed): a count below its need, None without a count, a NaN
+    """below_need / below_needs, the one small-group rule (the flag below_row_need of
+    describe and the quantiles): a count below its need, None without a count, a NaN
     never below; exact where float64 is not — 2^53 as a float is below the need 2^53 + 1,
     which float64 reads as 2^53 (so a float64 comparison says it is not)."""
     from dprect.core.intervals import below_need, below_needs

@@ -93,9 +93,9 @@ def test_the_quantiles_ladder_draws_the_released_values(quantiles: dict) -> None
     rows = table_rows(quantiles)
     names = ["p10", "p25", "median", "p75", "p90"]
     # the groups with rows enough: every released quantile, in order, at its group
-    big = [r for r in rows if r["column"] == "x" and not r["below_rows_needed"]]
+    big = [r for r in rows if r["column"] == "x" and not r["below_row_need"]]
     assert len(big) == 2 and ladders["quantiles x"] == [r[n] for r in big for n in names]
-    small = [r for r in rows if r["below_rows_needed"]]
+    small = [r for r in rows if r["below_row_need"]]
     assert len(small) == 2  # group 2 (40 rows), both columns: grey, or out of view
     texts = " ".join(t.get_text() for t in fig.texts + [t for ax in fig.axes
                                                          for t in ax.texts])

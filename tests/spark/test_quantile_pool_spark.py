@@ -80,7 +80,7 @@ def test_pooled_quantiles_equal_numpys_in_the_executors(spark, tmp_path: Path, m
     assert pooled == [[0, 1]]  # one pooled centre a column, from every block's pool
     assert got == want
     small = [r for r in got if r["group"] not in LISTED[:4]]
-    assert all(r["below_rows_needed"] for r in small)
+    assert all(r["below_row_need"] for r in small)
 
 
 def test_numpy_blocks_pool_across_blocks(monkeypatch):
