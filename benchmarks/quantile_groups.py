@@ -46,7 +46,6 @@ import argparse
 import contextlib
 import io
 import json
-import subprocess
 import sys
 import tempfile
 import warnings
@@ -59,6 +58,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE))
+
+import quantiles_peers  # noqa: E402
 
 from dprect.core.intervals import BELOW_ROW_NEED  # noqa: E402
 from dprect.core.quantiles import rank_error  # noqa: E402
@@ -139,30 +140,12 @@ def dprect_runs(by: str, names: list[str], runs: int) -> dict[str, Any]:
 
 def peer_runs(peer: str, by: str, cells: dict[str, np.ndarray], runs: int
               ) -> dict[str, list[list[float]]]:
-    """One peer's releases per cell (runs × 3), from its runner in its own venv (cached)."""
-    saved = CACHE / f"{peer}-{by}-eps{EPSILON_PER_COLUMN:g}-runs{runs}.json"
-    if saved.exists():  # the peers do not depend on dprect's code: they run once
-        cached: dict[str, list[list[float]]] = json.loads(saved.read_text())
-        return cached
-    venv, script = PEERS[peer]
-    python = REPO / ".bench-venvs" / venv / "bin" / "python"
-    if not python.exists():
-        raise SystemExit(f"{python} missing: make bench-peers-venvs")
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        manifest: dict[str, Any] = {"quantiles": list(QUANTILES), "runs": runs,
-                                    "epsilon": EPSILON_PER_COLUMN, "columns": []}
-        for key, x in cells.items():
-            npy = Path(tmp) / (key.replace("/", "__") + ".npy")
-            np.save(npy, x)
-            manifest["columns"].append({"name": key, "npy": str(npy)})
-        m, out = Path(tmp) / "m.json", Path(tmp) / "out.json"
-        m.write_text(json.dumps(manifest))
-        subprocess.run([str(python), str(HERE / "peers" / script), str(m), str(out)],
-                       check=True, stdout=subprocess.DEVNULL)
-        result: dict[str, list[list[float]]] = json.loads(out.read_text())
-    saved.write_text(json.dumps(result))
-    return result
+    """One peer's releases per cell (runs × 3), from its runner in its own venv (cached):
+    §5.6's runner (:func:`quantiles_peers.peer_releases`), each cell one of its columns."""
+    assert QUANTILES == quantiles_peers.QUANTILES and PEERS == quantiles_peers.PEERS
+    return quantiles_peers.peer_releases(
+        peer, cells.items(), EPSILON_PER_COLUMN, runs,
+        CACHE / f"{peer}-{by}-eps{EPSILON_PER_COLUMN:g}-runs{runs}.json")
 
 
 def midpoint_error(x: np.ndarray, v: float, q: float) -> float:

@@ -31,7 +31,9 @@ import subprocess
 import sys
 import tempfile
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -76,21 +78,29 @@ def run_dprect(x: np.ndarray, grid: tuple[str, int], eps: float, runs: int, seed
 
 def run_peer(peer: str, cols: list[tuple[str, np.ndarray]], eps: float, runs: int
              ) -> dict[str, list[list[float]]]:
-    saved = CACHE / f"{peer}-eps{eps:g}-runs{runs}.json"
-    if saved.exists():  # the peers do not depend on dprect's code: they run once
+    return peer_releases(peer, cols, eps, runs, CACHE / f"{peer}-eps{eps:g}-runs{runs}.json")
+
+
+def peer_releases(peer: str, cols: Iterable[tuple[str, np.ndarray]], eps: float, runs: int,
+                  saved: Path) -> dict[str, list[list[float]]]:
+    """``peer``'s releases of :data:`QUANTILES` per column (runs × 3 at ε ``eps``), from its
+    runner in its own venv (``benchmarks/peers/``), kept at ``saved``: the peers do not
+    depend on dprect's code, so they run once a cache file."""
+    if saved.exists():
         cached: dict[str, list[list[float]]] = json.loads(saved.read_text())
         return cached
     venv, script = PEERS[peer]
     python = REPO / ".bench-venvs" / venv / "bin" / "python"
     if not python.exists():
         raise SystemExit(f"{python} missing: make bench-peers-venvs")
-    CACHE.mkdir(parents=True, exist_ok=True)
-    manifest = {"quantiles": list(QUANTILES), "runs": runs, "epsilon": eps, "columns": []}
-    for name, x in cols:
-        npy = CACHE / (name.replace("/", "__") + ".npy")
-        np.save(npy, x)
-        manifest["columns"].append({"name": name, "npy": str(npy)})
+    saved.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
+        manifest: dict[str, Any] = {"quantiles": list(QUANTILES), "runs": runs,
+                                    "epsilon": eps, "columns": []}
+        for name, x in cols:
+            npy = Path(tmp) / (name.replace("/", "__") + ".npy")
+            np.save(npy, x)
+            manifest["columns"].append({"name": name, "npy": str(npy)})
         m, out = Path(tmp) / "m.json", Path(tmp) / "out.json"
         m.write_text(json.dumps(manifest))
         subprocess.run([str(python), str(HERE / "peers" / script), str(m), str(out)],
