@@ -18,6 +18,7 @@ from dprect.engines.file_schemas import (
     FirstFooter,
     check_folder,
     check_types,
+    csv_header,
     footer_schema,
     format_by_name,
     holds_delta_log,
@@ -43,6 +44,12 @@ FORMATS = ("parquet", "csv")
 #: too, quoted (``""``) or not, as Spark reads it (pyarrow's default keeps "" there: a group
 #: or class of the empty text that numpy released and Spark dropped as a null)
 CSV_CELLS = pcsv.ConvertOptions(null_values=[""], strings_can_be_null=True)
+#: how a CSV file's rows are read, as the Spark engine reads them (its ``multiLine``
+#: reading, :func:`dprect.engines.spark.source.read_source`): a quoted field may hold a
+#: line end, which is part of its value (pyarrow's default may split such a value where
+#: it cuts a large file into blocks); an empty line is skipped; any other row must have as
+#: many fields as the header, else the file is refused (:data:`EXPECTED`)
+CSV_ROWS = pcsv.ParseOptions(newlines_in_values=True)
 
 
 #: the numpy engine's refusal of a Delta table (it reads Parquet and CSV only)
@@ -87,7 +94,8 @@ def read_table(path: str | os.PathLike[str], columns: list[str], fmt: str | None
                                      "the Spark engine)")
             if blank_csv(p):  # pyarrow calls it malformed: say what Spark's engine says
                 raise csv_empty(path)
-            table = pcsv.read_csv(p, convert_options=CSV_CELLS)
+            csv_header(p)  # a name given to two fields is refused from the header
+            table = pcsv.read_csv(p, parse_options=CSV_ROWS, convert_options=CSV_CELLS)
             _check_csv_typed(table, str(path))
             table = _csv_types_as_spark(table)
         else:
@@ -117,7 +125,7 @@ def _first_footer(dataset: Any, first: FirstFooter | None) -> Any:
 
 def _check_csv_typed(table: pa.Table, path: str) -> None:
     """Refuse a CSV file whose columns have no type because it has no rows (the Spark
-    engine's rule, :func:`dprect.engines.spark.source._check_csv_typed`, so both engines agree).
+    engine's rule, :func:`dprect.engines.spark.source._check_csv_rows`, so both engines agree).
 
     CSV types are inferred from the rows: a header-only file gives every column the null
     type. Typed inputs (Parquet) keep their schema, and an empty typed table fits like

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from dprect.core.errors import InputDataError
-from dprect.engines.input_errors import EXPECTED, reading
+from dprect.engines.input_errors import EXPECTED, csv_name_twice, reading
 
 #: one file's schema: its path relative to the folder and, per column, its type's text
 FileSchema = tuple[str, Mapping[str, str]]
@@ -283,14 +283,32 @@ def _folder_fix(file: Path) -> str:
 
 def csv_header(file: Path) -> dict[str, str]:
     """A CSV file's header row: each column's place (``header field N``), from the first
-    line only (gzip-compressed for ``*.gz``)."""
+    line only (gzip-compressed for ``*.gz``). A header that gives one name to two fields
+    is refused (:func:`check_unique_names`), on both engines: every CSV input they read
+    from this machine has its header read here first."""
     with reading(file, "csv", (OSError, UnicodeDecodeError, csv.Error, EOFError)):
         opener = gzip.open if file.name.lower().endswith(".gz") else open
         with opener(file, "rb") as f:
             head = f.readline(HEADER_BYTES)
         line = head.decode("utf-8-sig")
         names = next(csv.reader(io.StringIO(line)), [])
+    check_unique_names(file, names)
     return {name: f"header field {i + 1}" for i, name in reversed(list(enumerate(names)))}
+
+
+def check_unique_names(file: Path, names: Sequence[str]) -> None:
+    """Refuse a CSV header (``names``, in order) that gives one name to two fields, names
+    compared ignoring case as Spark's CSV reader compares them (it renames such columns by
+    their place, ``a`` and ``A`` to ``a0`` and ``A2``, where pyarrow keeps both ``a``):
+    one line naming the file, the two fields and the name, from the header alone. An
+    empty name is no name (Spark calls its field ``_cN``)."""
+    seen: dict[str, int] = {}
+    for i, name in enumerate(names):
+        if not name:
+            continue
+        first = seen.setdefault(name.lower(), i)
+        if first != i:
+            raise csv_name_twice(file, names[first], name, first + 1, i + 1)
 
 
 def folder_schemas(folder: Path, fmt: str) -> list[FileSchema]:
@@ -379,6 +397,7 @@ def check_folder(path: str | os.PathLike[str], local: Path, fmt: str,
 
 __all__ = ["DELTA_LOG", "INT96_UNIT", "NOT_IN_FOLDER", "SPARK_DECIMAL_DIGITS", "FileSchema",
            "FirstFooter", "check_agreement", "check_folder", "check_readable", "check_types",
+           "check_unique_names",
            "csv_header", "data_files", "folder_schemas", "footer_schema", "format_by_name",
            "holds_delta_log", "parquet_dataset", "parquet_footer", "parquet_schema",
            "readable_schema", "spark_type_name", "spark_unreadable", "type_text",

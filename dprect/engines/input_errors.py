@@ -162,6 +162,17 @@ def csv_without_rows(path: str | os.PathLike[str], names: Sequence[str]) -> Inpu
         "table keeps its schema")
 
 
+def csv_name_twice(path: str | os.PathLike[str], first: str, second: str, at: int,
+                   again: int) -> InputDataError:
+    """A CSV header that gives one name (``first``, at field ``at``; ``second`` at field
+    ``again``, equal ignoring case) to two fields, on either engine: header only."""
+    return InputDataError(
+        f"cannot read {os.fspath(path)!r} as csv: its header fields {at} and {again} have "
+        f"one name ({column_names(list(dict.fromkeys([first, second])))}; names are "
+        "compared ignoring case, as Spark's CSV reader compares them): give each column "
+        "of the header its own name")
+
+
 @contextmanager
 def reading(path: str | os.PathLike[str], fmt: str,
             errors: tuple[type[BaseException], ...], *,
@@ -182,6 +193,7 @@ def reading(path: str | os.PathLike[str], fmt: str,
 
 __all__ = ["BLANK_BYTES", "EXPECTED", "LISTED_NAMES", "NAME_CHARS", "PARQUET_MAGIC",
            "SHOWN_COLUMNS", "WITHHELD",
-           "blank_csv", "column_names", "csv_empty", "csv_without_rows", "input_error",
+           "blank_csv", "column_names", "csv_empty", "csv_name_twice", "csv_without_rows",
+           "input_error",
            "missing_columns", "not_label_kind", "not_numeric", "reading", "starts_as_parquet",
            "type_not_read"]

@@ -18,6 +18,7 @@ Numpy engine only (fast). Properties checked:
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -406,6 +407,40 @@ def test_a_ledger_at_a_device_fifo_or_socket_is_refused_in_one_line(
     if kind == "fifo":
         assert stat.S_ISFIFO(path.lstat().st_mode)
     assert Ledger(tmp_path / "ledger").events("ds") == []
+
+
+@pytest.mark.parametrize("kind", ["fifo", "socket", "link to /dev/null"])
+def test_a_device_fifo_or_socket_in_the_ledgers_log_is_refused_in_one_line(
+        kind: str, data: Path, tmp_path: Path, ledger: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """An entry of a real ledger's ``_delta_log`` that is a FIFO, a socket or a link to a
+    device, named as the next commit: delta-rs opened it — a FIFO blocked every command
+    for ever (here: the time-out), a device failed with the library's text. Refused in
+    one line naming the option and the entry, exit 2, before anything is read or
+    reserved, from the log's listing and ``os.stat`` alone; nothing written."""
+    code, _, err = run(fit_argv(data, tmp_path, "--run-id", "r1"), capsys)
+    assert code == 0, err
+    events = len(Ledger(ledger).events("ds"))
+    log = ledger / "_delta_log"
+    last = max(int(p.name[:20]) for p in log.glob("*.json"))
+    home = tmp_path / "made"
+    home.mkdir()
+    made, said = special(kind, home)
+    entry = log / f"{last + 1:020d}.json"
+    os.replace(made, entry)
+    run_argv = fit_argv(data, tmp_path, "--run-id", "r2", output="second.json")
+    for argv in (run_argv, ["budget", "show", "ds", "--ledger", str(ledger)],
+                 ["budget", "verify", "--ledger", str(ledger)]):
+        done = subprocess.run([sys.executable, "-m", "dprect", *argv], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and done.stdout == "", (argv, done.stderr)
+        assert one_error_line(done.stderr) == (
+            f"dprect: error: --ledger {str(ledger)!r} holds {str(entry)!r}, which {said}, "
+            "not a regular file: a budget ledger's _delta_log holds its log's files only; "
+            "remove it, or restore the ledger from a backup"), argv
+    assert not (tmp_path / "second.json").exists()
+    entry.unlink()
+    assert len(Ledger(ledger).events("ds")) == events
 
 
 def test_missing_ledger_is_refused_and_never_created(

@@ -177,7 +177,7 @@ def test_header_only_csv_is_refused_by_its_missing_types(tmp_path, capsys):
 @pytest.mark.parametrize("text", [b"", b"\n", b"\r\n\r\n", b"\xef\xbb\xbf"])
 def test_an_empty_csv_file_is_refused_as_empty_as_spark_says(tmp_path, capsys, text):
     """A CSV file with no header row (no bytes, line ends only, a byte-order mark only)
-    is refused saying so, as the Spark engine says it (source._check_csv_typed): pyarrow
+    is refused saying so, as the Spark engine says it (source._check_csv_rows): pyarrow
     calls it malformed, and the numpy engine said "it is not a well-formed CSV file"."""
     (tmp_path / "e.csv").write_bytes(text)
     out = tmp_path / "e.json"

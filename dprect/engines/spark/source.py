@@ -44,7 +44,6 @@ from urllib.parse import unquote, urlparse
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import AnalysisException, PySparkException
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import types as T  # noqa: N812
 from pyspark.sql.types import StructType
 
 from dprect.core.errors import InputDataError, ParameterError
@@ -59,6 +58,7 @@ from dprect.engines.file_schemas import (
     check_folder,
     check_readable,
     check_types,
+    csv_header,
     data_files,
     footer_schema,
     format_by_name,
@@ -76,6 +76,17 @@ from dprect.engines.input_errors import (
 from dprect.engines.spark.remote import is_connect, stop_session
 
 FORMATS = ("parquet", "csv", "delta")
+#: how Spark reads a CSV input, as the numpy engine's pyarrow reader does
+#: (:data:`dprect.engines.arrow_input.CSV_ROWS`): a header row, types inferred from the
+#: rows; ``multiLine``: a record is parsed whole, so a quoted field may hold a line end
+#: (line by line, Spark cut such a record into two rows) and a line of spaces is a row
+#: (one field), not skipped; ``FAILFAST``: a row with more or fewer fields than the header
+#: fails the read (``PERMISSIVE``, Spark's default, filled it with nulls or dropped its
+#: extra fields where pyarrow refuses the file). Each file is then read by one task.
+CSV_READ: dict[str, Any] = {"header": True, "inferSchema": True, "multiLine": True,
+                            "mode": "FAILFAST"}
+#: the error conditions of a CSV row Spark cannot parse under ``FAILFAST``
+MALFORMED_CSV = ("FAILED_READ_FILE", "MALFORMED_RECORD_IN_PARSING")
 
 #: reader features the deltalake fallback reads correctly (they do not change how data
 #: files map to rows): timestamps without zone, vacuum-only and checkpoint-format features
@@ -406,13 +417,16 @@ def read_source(spark: SparkSession, path: str | os.PathLike[str], *,
         first = None
         if columns and not globbed and _is_local(text):
             first = check_folder(text, _local_path(text), fmt, columns)
+        if fmt == "csv" and not globbed and _is_local(text) and _local_path(text).is_file():
+            csv_header(_local_path(text))  # a name given to two fields: refused (a folder's
+            # headers are read by check_folder)
         elif columns and not globbed and fmt == "parquet":
             check_agreement(text, _hadoop_parquet_schemas(spark, text, columns), columns)
         declared = (_declared_schema(spark, text, columns, first)
                     if fmt == "parquet" and not globbed and _is_local(text) else None)
         try:
             if fmt == "csv":
-                df = spark.read.csv(text, header=True, inferSchema=True)
+                df = spark.read.csv(text, **CSV_READ)
             elif declared is not None:
                 df = spark.read.schema(declared).parquet(text)
             else:
@@ -425,7 +439,7 @@ def read_source(spark: SparkSession, path: str | os.PathLike[str], *,
                 # Spark reads a Parquet file as CSV without failing (its bytes as a header
                 # with no column read): say what it looks like, as the numpy engine does
                 raise input_error(text, fmt, columns=columns)
-            _check_csv_typed(df, text)
+            _check_csv_rows(df, text, columns)
     missing = [c for c in columns if c not in df.columns]
     if missing:  # said here, where the path is known (the schema checks say "the input")
         raise missing_columns(text, missing, df.columns)
@@ -582,24 +596,27 @@ def read_error(path: str, fmt: str, exc: BaseException) -> InputDataError:
                                           f"({spark_problem(info)}){hint}")
 
 
-def _check_csv_typed(df: DataFrame, path: str) -> None:
-    """Refuse a CSV file whose columns have no type because it has no rows.
+def _check_csv_rows(df: DataFrame, path: str, columns: Sequence[str]) -> None:
+    """Refuse, before anything is reserved, a CSV input that is not well formed or has no
+    rows, as the numpy engine refuses it (:mod:`dprect.engines.arrow_input`).
 
-    CSV types are inferred from the rows: a file holding only its header gives every
-    column the type string, which no fit can use. Only when *every* column is a string
-    (such a table is refused by the column checks anyway) does one short job look for a
-    first row, so the message can say why; typed inputs (Parquet, Delta) carry their
-    schema and are never looked at here."""
+    One job parses every row (:data:`CSV_READ`: ``FAILFAST``, ``multiLine``, so a row
+    with more or fewer fields than the header fails it whichever columns are read): such
+    a row refuses the input in the numpy engine's words (:func:`input_error`), never the
+    row or its place. A file holding only its header (its columns have no type: CSV types
+    are inferred from the rows) is refused saying so; typed inputs (Parquet, Delta) carry
+    their schema and are never looked at here. Whether a CSV input is refused depends on
+    its rows, as its types do (docs/operations.md, "CSV")."""
     fields = df.schema.fields
     if not fields:
         raise csv_empty(path)
-    if not all(isinstance(f.dataType, T.StringType | T.NullType) for f in fields):
-        return
     try:
-        has_rows = bool(df.limit(1).count())
+        rows = df.count()
     except SPARK_ERRORS as exc:
+        if _matches(spark_error_info(exc).condition, MALFORMED_CSV):
+            raise input_error(path, "csv", columns=columns) from None
         raise read_error(path, "csv", exc) from None
-    if not has_rows:
+    if not rows:
         raise csv_without_rows(path, [f.name for f in fields])
 
 

@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from dprect.core.errors import ParameterError
 from dprect.core.extras import require
-from dprect.release.files import check_not_special
+from dprect.release.files import check_not_special, special_file
 from dprect.release.ledger.chain import forget_hashes, linked
 from dprect.release.ledger.errors import (
     RESTORE,
@@ -108,8 +108,40 @@ def check_ledger_path(path: str | os.PathLike[str], what: str = "the budget ledg
     (:func:`dprect.release.files.check_not_special`), from :func:`os.stat` alone: the path is
     never opened (a FIFO would block), so the refusal comes before any input is read and
     before anything is reserved or written. Without it delta-rs failed to read it and the
-    run called the ledger "damaged" and asked for a backup."""
+    run called the ledger "damaged" and asked for a backup.
+
+    The entries of its ``_delta_log`` folder, which delta-rs reads, are held to the rule
+    too (:func:`check_log_entries`)."""
     check_not_special(path, what, folder=True, why=NOT_A_LEDGER)
+    check_log_entries(path, what)
+
+
+def check_log_entries(path: str | os.PathLike[str], what: str = "the budget ledger"
+                      ) -> None:
+    """Refuse a ledger whose ``_delta_log`` (the folder, or an entry of it) is a device, a
+    FIFO or a socket, or a link to one, in one line naming ``what`` (the option) and the
+    entry's path, before anything is read or reserved: reading a FIFO blocks for ever,
+    and a device fails inside delta-rs with its own text. From the folder's listing
+    (:func:`os.scandir`: each entry's type as the listing gives it, no read) and, for an
+    entry that is no plain file or folder, :func:`os.stat` alone — nothing is opened, and
+    a ledger of many commits costs one listing. A missing or unlistable ``_delta_log`` is
+    left to the ledger's reading (no ledger, or a damaged one)."""
+    log = os.path.join(os.fspath(path), "_delta_log")
+    entries = [log]
+    try:
+        with os.scandir(log) as listing:
+            entries += [e.path for e in listing if not (e.is_file(follow_symlinks=False)
+                                                        or e.is_dir(follow_symlinks=False))]
+    except (OSError, ValueError):  # missing, not a folder, not readable
+        pass
+    for entry in entries:
+        kind = special_file(entry)
+        if kind is not None:
+            link = "links to" if os.path.islink(entry) else "is"
+            raise ParameterError(
+                f"{what} {os.fspath(path)!r} holds {entry!r}, which {link} {kind}, not a "
+                "regular file: a budget ledger's _delta_log holds its log's files only; "
+                "remove it, or restore the ledger from a backup")
 
 
 class LedgerLog:
