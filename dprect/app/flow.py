@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from dprect.app.groups import group_selection
 from dprect.app.products import foreign
 from dprect.app.spine import Prepared, Reporter, Summary, run_release
+from dprect.app.table_run import checked_seed
 from dprect.core.accounting import Guarantee
 from dprect.core.domains import Domain, GridArg, resolve_domains
 from dprect.core.errors import ParameterError
@@ -117,7 +118,8 @@ def fit_settings(values: Mapping[str, Any], name: Callable[[str], str] = str) ->
                          dataset=values["dataset"], input_path=source.path,
                          input_settings={"input": source.settings(),
                                          "strategy": values["strategy"]})
-    return FitSettings(request, source, values["grid"], sinks, ledger, values["seed"],
+    return FitSettings(request, source, values["grid"], sinks, ledger,
+                       checked_seed(values, name),
                        sizing.positives, sizing.target_share, selection)
 
 
