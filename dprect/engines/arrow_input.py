@@ -16,6 +16,7 @@ import pyarrow.csv as pcsv
 from dprect.core.errors import InputDataError
 from dprect.engines.file_schemas import (
     FirstFooter,
+    check_csv_names,
     check_folder,
     check_types,
     footer_schema,
@@ -87,11 +88,16 @@ def read_table(path: str | os.PathLike[str], columns: list[str], fmt: str | None
                                      "the Spark engine)")
             if blank_csv(p):  # pyarrow calls it malformed: say what Spark's engine says
                 raise csv_empty(path)
+            check_csv_names(path, p, columns)
             table = pcsv.read_csv(p, convert_options=CSV_CELLS)
             _check_csv_typed(table, str(path))
             table = _csv_types_as_spark(table)
         else:
             first = check_folder(path, p, fmt, columns)
+            if first is None and p.is_file():  # its footer, read once: a column named
+                first = (p, footer_schema(p))  # twice refused before pyarrow's dataset
+            if first is not None:
+                check_types(path, first[1], columns)
             dataset = parquet_dataset(p)
             check_types(path, dataset.schema, columns)
             missing = [c for c in columns if c not in dataset.schema.names]
@@ -112,7 +118,8 @@ def _first_footer(dataset: Any, first: FirstFooter | None) -> Any:
     if not dataset.files:
         return None
     file = Path(dataset.files[0])
-    return first[1] if first is not None and first[0] == file else footer_schema(file)
+    same = first is not None and first[0].resolve() == file.resolve()
+    return first[1] if first is not None and same else footer_schema(file)
 
 
 def _check_csv_typed(table: pa.Table, path: str) -> None:

@@ -183,15 +183,32 @@ def unlike_type(data_type: Any) -> str | None:
     return None if fix is None else f"which Spark's Parquet reader cannot read: {fix}"
 
 
+def check_unique(path: str | os.PathLike[str], names: Sequence[str],
+                 columns: Sequence[str] | None = None) -> None:
+    """Refuse an input whose column ``names`` (a CSV header's, a Parquet footer's) give
+    one name to more than one column, on either engine, in one line naming the column
+    (:func:`~dprect.engines.input_errors.repeated_column`): among the ``columns`` a run
+    reads (a CSV file: Spark renames the others), or any (None: a Parquet file, which no
+    reader takes then)."""
+    from dprect.engines.input_errors import repeated_column
+
+    names = list(names)
+    for name in dict.fromkeys(names if columns is None else columns):
+        if (times := names.count(name)) > 1:
+            raise repeated_column(path, name, times, read_only=columns is not None)
+
+
 def check_types(path: str | os.PathLike[str], schema: Any, columns: Sequence[str]) -> None:
-    """Refuse a run that reads a column of a Parquet input ``path`` (its Arrow ``schema``,
-    from a footer) whose type the engines do not read alike (:func:`unlike_type`), on
-    either engine, in one line naming the column and its type (Arrow's name: Spark has
-    none for it): whatever the column's use (a feature, a column to aggregate, a label, a
-    group column), before a row is read. Columns the run does not read may be of any
-    type (the Spark engine leaves them out of its read: :func:`readable_schema`)."""
+    """Refuse a Parquet input ``path`` (its Arrow ``schema``, from a footer) that gives
+    one name to two columns (:func:`check_unique`), and a run that reads a column of it
+    whose type the engines do not read alike (:func:`unlike_type`), on either engine,
+    in one line naming the column and its type (Arrow's name: Spark has none for it):
+    whatever the column's use (a feature, a column to aggregate, a label, a group column),
+    before a row is read. Columns the run does not read may be of any type (the Spark
+    engine leaves them out of its read: :func:`readable_schema`)."""
     from dprect.engines.input_errors import type_not_read
 
+    check_unique(path, schema.names)
     for name in columns:
         if name in schema.names:
             data_type = schema.field(name).type
@@ -284,13 +301,31 @@ def _folder_fix(file: Path) -> str:
 def csv_header(file: Path) -> dict[str, str]:
     """A CSV file's header row: each column's place (``header field N``), from the first
     line only (gzip-compressed for ``*.gz``)."""
+    names = csv_names(file)
+    return {name: f"header field {i + 1}" for i, name in reversed(list(enumerate(names)))}
+
+
+def csv_names(file: Path) -> list[str]:
+    """A CSV file's column names, in order, repeats kept: its first line only (gzip-
+    compressed for ``*.gz``)."""
     with reading(file, "csv", (OSError, UnicodeDecodeError, csv.Error, EOFError)):
         opener = gzip.open if file.name.lower().endswith(".gz") else open
         with opener(file, "rb") as f:
             head = f.readline(HEADER_BYTES)
         line = head.decode("utf-8-sig")
-        names = next(csv.reader(io.StringIO(line)), [])
-    return {name: f"header field {i + 1}" for i, name in reversed(list(enumerate(names)))}
+        return next(csv.reader(io.StringIO(line)), [])
+
+
+def check_csv_names(path: str | os.PathLike[str], local: Path,
+                    columns: Sequence[str]) -> None:
+    """:func:`check_unique` for a local CSV input ``path`` (``local`` its place here: a
+    file, or a folder's first data file) and the ``columns`` a run reads, on either
+    engine before a row is read (Spark's reader would rename such columns ``a0``,
+    ``a2``, pyarrow's keep both)."""
+    file = local if local.is_file() else next(iter(data_files(local)), None) \
+        if local.is_dir() else None
+    if file is not None:
+        check_unique(path, csv_names(file), columns)
 
 
 def folder_schemas(folder: Path, fmt: str) -> list[FileSchema]:
@@ -378,8 +413,9 @@ def check_folder(path: str | os.PathLike[str], local: Path, fmt: str,
 
 
 __all__ = ["DELTA_LOG", "INT96_UNIT", "NOT_IN_FOLDER", "SPARK_DECIMAL_DIGITS", "FileSchema",
-           "FirstFooter", "check_agreement", "check_folder", "check_readable", "check_types",
-           "csv_header", "data_files", "folder_schemas", "footer_schema", "format_by_name",
+           "FirstFooter", "check_agreement", "check_csv_names", "check_folder",
+           "check_readable", "check_types", "check_unique", "csv_header", "csv_names",
+           "data_files", "folder_schemas", "footer_schema", "format_by_name",
            "holds_delta_log", "parquet_dataset", "parquet_footer", "parquet_schema",
            "readable_schema", "spark_type_name", "spark_unreadable", "type_text",
            "unlike_type"]

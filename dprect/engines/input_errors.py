@@ -136,6 +136,20 @@ def type_not_read(path: str | os.PathLike[str], name: str, type_text: str, why: 
                           "any type")
 
 
+def repeated_column(path: str | os.PathLike[str], name: str, times: int, *,
+                    read_only: bool) -> InputDataError:
+    """A column whose name the input gives more than one column, on either engine: names
+    the input, the column and how many (schema only). ``read_only``: only a column the
+    run reads is refused (a CSV header's: Spark renames the others, ``a0``, ``a2``); else
+    any (a Parquet footer's: no reader takes such a file, pyarrow's dataset nor Spark)."""
+    return InputDataError(
+        f"input {os.fspath(path)!r} has {times} columns named {name!r}: give "
+        + ("each column the run reads its own name (a column the run does not read may "
+           "share one)" if read_only else
+           "each column its own name (Parquet readers refuse a file with two columns of "
+           "one name)"))
+
+
 def csv_empty(path: str | os.PathLike[str]) -> InputDataError:
     """A CSV file with no header row (no bytes, or only line ends), on either engine."""
     return InputDataError(f"cannot read {os.fspath(path)!r} as csv: the file is empty (no "
@@ -183,5 +197,5 @@ def reading(path: str | os.PathLike[str], fmt: str,
 __all__ = ["BLANK_BYTES", "EXPECTED", "LISTED_NAMES", "NAME_CHARS", "PARQUET_MAGIC",
            "SHOWN_COLUMNS", "WITHHELD",
            "blank_csv", "column_names", "csv_empty", "csv_without_rows", "input_error",
-           "missing_columns", "not_label_kind", "not_numeric", "reading", "starts_as_parquet",
-           "type_not_read"]
+           "missing_columns", "not_label_kind", "not_numeric", "reading", "repeated_column",
+           "starts_as_parquet", "type_not_read"]

@@ -56,6 +56,7 @@ from dprect.engines.file_schemas import (
     FileSchema,
     FirstFooter,
     check_agreement,
+    check_csv_names,
     check_folder,
     check_readable,
     check_types,
@@ -406,6 +407,8 @@ def read_source(spark: SparkSession, path: str | os.PathLike[str], *,
         first = None
         if columns and not globbed and _is_local(text):
             first = check_folder(text, _local_path(text), fmt, columns)
+            if fmt == "csv":
+                check_csv_names(text, _local_path(text), columns)
         elif columns and not globbed and fmt == "parquet":
             check_agreement(text, _hadoop_parquet_schemas(spark, text, columns), columns)
         declared = (_declared_schema(spark, text, columns, first)
