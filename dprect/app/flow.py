@@ -113,11 +113,16 @@ def fit_settings(values: Mapping[str, Any], name: Callable[[str], str] = str) ->
     ledger = LedgerSettings.build(values["ledger"], values["dataset"], values["run_id"],
                                   values["cap_epsilon"], values["cap_delta"],
                                   names_results=True, name=name)  # its results table's row too
+    if values["truth"] is not None and (request.classes is not None
+                                        or selection is not None):
+        raise ParameterError(f"{name('truth')} draws the true rectangle of one fit: a "
+                             f"classes' plot draws none, so leave {name('truth')} out")
     sinks = output_sinks(name, output=values["output"], plot=values["plot"],
                          results_table=values["results_table"], truth=values["truth"],
                          dataset=values["dataset"], input_path=source.path,
                          input_settings={"input": source.settings(),
-                                         "strategy": values["strategy"]})
+                                         "strategy": values["strategy"]},
+                         features=source.features)
     return FitSettings(request, source, values["grid"], sinks, ledger,
                        checked_seed(values, name),
                        sizing.positives, sizing.target_share, selection)
