@@ -30,7 +30,7 @@ from dprect.core.labels import (
     resolve_positive_label,
 )
 from dprect.core.planner import Plan, plan
-from dprect.core.randomness import RandomSource
+from dprect.core.randomness import RandomSource, check_seed
 from dprect.core.reading import (
     check_invalid_rows,
     check_table,
@@ -382,6 +382,7 @@ def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridAr
 
     Errors depend only on the parameters and on X's and y's shapes and types.
     """
+    check_seed(seed)  # before any charge (the classes' fits draw their seeds after it)
     label_given = "positive_label" in options  # a keyword given, even the default 1
     if classes is not None:
         if request is not None:
@@ -466,6 +467,7 @@ def _class_fit(X: object, y: object, request: FitRequest, selection: SelectionPl
         select_classes,
     )
 
+    check_seed(seed)  # before the charge: class_seeds reads it after
     listed = list(request.classes or ())
     engines: list[NumpyEngine | MatrixEngine] = []
     names: list[str] = []

@@ -55,6 +55,7 @@ from dprect.core.labels import MAX_CLASSES, LabelText, PositiveLabel
 from dprect.core.planner import plan
 from dprect.core.randomness import RandomSource
 from dprect.core.request import FitRequest
+from dprect.core.validation import line_text
 from dprect.release.guarded import Charge, Outcome
 from dprect.release.row_pass import RowPass
 from dprect.release.sinks import LABEL, PngSink, ResultsTableSink, Sink, label_entry
@@ -235,7 +236,7 @@ class ClassesProduct:
         said: list[str] = []
         for c, r in zip(result.classes, result.results, strict=True):
             if r.empty:  # read from the released result only
-                said.append(f"class {c}: empty rectangle")
+                said.append(f"class {line_text(c)}: empty rectangle")
                 said.extend(empty_explanation(self.plan.expectation(), name))
         return head, said
 

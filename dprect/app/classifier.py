@@ -50,9 +50,9 @@ independent check (:mod:`dprect.core.guarantee_check`) before anything is read.
 :class:`~dprect.release.budget.PrivacyBudget`) is charged the fit's (ε, δ) before any noise
 is drawn and refuses a fit past its cap; ``clone`` keeps it by reference, so the fits of
 ``cross_val_score``, ``GridSearchCV`` and the rest are all charged to it. A fit on data
-byte-identical to an earlier one (kept as a keyed hash in the budget, or in the estimator
-without one) warns with :class:`PrivacyBudgetWarning`, or is refused under
-``same_data="refuse"``.
+byte-identical to an earlier released one (kept as a keyed hash in the budget, or in the
+estimator without one; a refused or failed fit's is forgotten) warns with
+:class:`PrivacyBudgetWarning`, or is refused under ``same_data="refuse"``.
 
 ``random_state`` seeds the noise for tests only: a seeded fit is NOT private.
 """
@@ -63,8 +63,8 @@ import math
 import numbers
 import os
 import warnings
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -91,6 +91,8 @@ from dprect.release.budget import (  # noqa: E402
     PrivacyBudgetWarning,
     keyed_digest,
 )
+
+T = TypeVar("T")
 
 
 class PrivacyLeakWarning(UserWarning):
@@ -183,6 +185,21 @@ def _labels_read_from_y(y: Any, y_in: Any) -> np.ndarray:
     if kinds == {"strings"} and typed:
         return arr  # an object array of strings: scikit-learn's own string labels
     return np.asarray(arr.tolist())
+
+
+def _keep() -> None:
+    """What :meth:`RectangleClassifier._check_same_data` returns for data an earlier fit
+    was released on: it stays remembered whatever the new fit does."""
+
+
+def _released(forget: Callable[[], None], run: Callable[[], T]) -> T:
+    """``run()`` (a fit); ``forget()`` its data if it raises (refused, or failed: no
+    rectangle released, so the same data fitted again is no repeat)."""
+    try:
+        return run()
+    except BaseException:
+        forget()
+        raise
 
 
 def _unit(domain: Domain, values: np.ndarray) -> np.ndarray:
@@ -331,14 +348,21 @@ class RectangleClassifier(ClassifierMixin, BaseEstimator):
             raise InputDataError("y must be 1-D with one label per row of X")
         return y if typed else arr
 
-    def _check_same_data(self, *arrays: object) -> None:
+    def _check_same_data(self, *arrays: object) -> Callable[[], None]:
         """Warn (or refuse, ``same_data="refuse"``) when this estimator — or any estimator
         sharing its budget — was fitted on byte-identical data before: a keyed hash
         (HMAC-SHA256 under a secret random key, :func:`dprect.release.budget.keyed_digest`)
         of the training set is kept in the budget, or in the estimator without one; no
-        value or digest is ever shown."""
+        value or digest is ever shown. Returns what forgets the data again, called when
+        the fit is then refused (a bad parameter, a cap: it released nothing, so the same
+        data fitted after it is no repeat)."""
         if isinstance(self.budget, PrivacyBudget):
-            seen = self.budget.seen(self.budget.digest(*arrays))
+            budget = self.budget
+            digest = budget.digest(*arrays)
+            seen = budget.seen(digest)
+
+            def forget() -> None:
+                budget.forget(digest)
         else:  # the estimator's own key and digests (plain attributes: it pickles)
             if not isinstance(getattr(self, "_same_data_key", None), bytes):
                 self._same_data_key = os.urandom(32)
@@ -346,13 +370,17 @@ class RectangleClassifier(ClassifierMixin, BaseEstimator):
             digest = keyed_digest(self._same_data_key, *arrays)
             seen = digest in self._same_data_digests
             self._same_data_digests.add(digest)
+
+            def forget() -> None:
+                self._same_data_digests.discard(digest)
         if not seen:
-            return
+            return forget
         text = ("RectangleClassifier fitted again on the same data: each fit is a new "
                 "(epsilon, delta) release and the costs add up (basic composition)")
         if self.same_data == "refuse":
             raise ParameterError(text + "; refused (same_data='refuse'), nothing charged")
         warnings.warn(text, PrivacyBudgetWarning, stacklevel=3)
+        return _keep  # an earlier fit's data: remembered whatever this fit does
 
     def fit(self, X: Any, y: Any = None) -> RectangleClassifier:
         """Learn one rectangle per class (one charge of (ε, δ), to ``budget`` if given).
@@ -383,11 +411,12 @@ class RectangleClassifier(ClassifierMixin, BaseEstimator):
             if not self.select_groups:
                 raise ParameterError("selection_epsilon and selection_delta need "
                                      "select_groups")
-            self._check_same_data(X_arr, y_in)
+            forget = self._check_same_data(X_arr, y_in)
             listed = None if self.classes is None else check_classes(self.classes)
-            selected = fit(X_arr, y_in, classes=listed, select_groups=True,
-                           selection_epsilon=self.selection_epsilon,
-                           selection_delta=self.selection_delta, **options)
+            selected = _released(forget, lambda: fit(
+                X_arr, y_in, classes=listed, select_groups=True,
+                selection_epsilon=self.selection_epsilon,
+                selection_delta=self.selection_delta, **options))
             result = selected.result  # the rectangles (the run's guarantee: selected's)
             classes = _kept_classes(result.classes, y_in)
         elif self.classes is None:
@@ -400,14 +429,16 @@ class RectangleClassifier(ClassifierMixin, BaseEstimator):
             if len(classes) == 0:
                 raise ParameterError("classes read from y: y holds no label; give the "
                                      "PUBLIC list classes=[...]")
-            self._check_same_data(X_arr, y_arr)
-            result = fit(X_arr, np.searchsorted(classes, y_arr),
-                         classes=list(range(len(classes))), **options)
+            forget = self._check_same_data(X_arr, y_arr)
+            result = _released(forget, lambda: fit(
+                X_arr, np.searchsorted(classes, y_arr),
+                classes=list(range(len(classes))), **options))
         else:
             listed = check_classes(self.classes)  # fit's check, before anything is charged
             classes = _class_array(listed)
-            self._check_same_data(X_arr, y_in)
-            result = fit(X_arr, y_in, classes=listed, **options)
+            forget = self._check_same_data(X_arr, y_in)
+            result = _released(forget, lambda: fit(X_arr, y_in, classes=listed,
+                                                   **options))
         self.classes_, self.result_ = classes, result
         return self
 

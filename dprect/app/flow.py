@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from dprect.app.groups import group_selection
 from dprect.app.products import foreign
 from dprect.app.spine import Prepared, Reporter, Summary, run_release
+from dprect.app.table_run import checked_seed
 from dprect.core.accounting import Guarantee
 from dprect.core.domains import Domain, GridArg, resolve_domains
 from dprect.core.errors import ParameterError
@@ -112,12 +113,18 @@ def fit_settings(values: Mapping[str, Any], name: Callable[[str], str] = str) ->
     ledger = LedgerSettings.build(values["ledger"], values["dataset"], values["run_id"],
                                   values["cap_epsilon"], values["cap_delta"],
                                   names_results=True, name=name)  # its results table's row too
+    if values["truth"] is not None and (request.classes is not None
+                                        or selection is not None):
+        raise ParameterError(f"{name('truth')} draws the true rectangle of one fit: a "
+                             f"classes' plot draws none, so leave {name('truth')} out")
     sinks = output_sinks(name, output=values["output"], plot=values["plot"],
                          results_table=values["results_table"], truth=values["truth"],
                          dataset=values["dataset"], input_path=source.path,
                          input_settings={"input": source.settings(),
-                                         "strategy": values["strategy"]})
-    return FitSettings(request, source, values["grid"], sinks, ledger, values["seed"],
+                                         "strategy": values["strategy"]},
+                         features=source.features)
+    return FitSettings(request, source, values["grid"], sinks, ledger,
+                       checked_seed(values, name),
                        sizing.positives, sizing.target_share, selection)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from dprect.app.groups import group_selection, public_groups
 from dprect.core.errors import ParameterError
 from dprect.core.group_selection import SelectionPlan
+from dprect.core.randomness import check_seed
 from dprect.core.request import Source
 from dprect.release.guarded import LedgerSettings
 from dprect.release.sinks import JsonSink
@@ -69,10 +70,7 @@ def table_run(values: Mapping[str, Any], name: Callable[[str], str] = str) -> Ta
 def checked_seed(values: Mapping[str, Any], name: Callable[[str], str] = str) -> int | None:
     """``seed``: None, or a non-negative integer (tests only: a seeded run is not
     private)."""
-    seed = values.get("seed")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        raise ParameterError(f"{name('seed')} must be a non-negative integer, got {seed!r}")
-    return seed
+    return check_seed(values.get("seed"), name("seed"))
 
 
 __all__ = ["FORMATS", "TableRun", "checked_seed", "table_run"]

@@ -61,7 +61,7 @@ from dprect.core.labels import (
 from dprect.core.planner import MethodPlan, Plan
 from dprect.core.randomness import RandomSource
 from dprect.core.result import FitResult, checked_rows
-from dprect.core.validation import is_blank
+from dprect.core.validation import is_blank, line_text
 
 #: the add/remove steps one replace-one neighbour makes among the k runs (Theorem K′):
 #: both inside one class's run, or one in each of two classes' runs
@@ -227,7 +227,7 @@ class ClassesResult:
         for c, r in zip(self.classes, self.results, strict=True):
             text = r.summary().splitlines()
             keep = [line for line in text if line.startswith("  ")]
-            parts.append(f"class {c}:" + ("\n" + "\n".join(keep) if keep else ""))
+            parts.append(f"class {line_text(c)}:" + ("\n" + "\n".join(keep) if keep else ""))
         if not self.results:
             return "no class passed the private selection: no rectangle is released"
         head = self.results[0].summary().splitlines()

@@ -1001,6 +1001,12 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
                 for name, exc in over.items()}
     if paper and delta == 0.0:
         excluded["randmargins"] = "the paper's accounting needs delta > 0"
+    if req.target_miss and "quantiles" not in wanted and "quantiles" not in over:
+        why = (f"method={method.value} never draws it" if not auto else
+               "a classes' fit counts no positives, so auto weighs the box only at a "
+               "public N: give positives, an estimate of each class's positive rows")
+        raise ParameterError(f"target_miss aims the quantiles method's box, which this run "
+                             f"cannot choose ({why}); leave target_miss out")
     if req.target_miss and sizing.positives is None and not (
             auto and auto_count) and "quantiles" in wanted:
         raise ParameterError("target_miss needs N: give positives (a public estimate of "

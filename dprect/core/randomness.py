@@ -240,6 +240,16 @@ def caller_level() -> int:
     return 2 if frame is None else level
 
 
+def check_seed(seed: object, name: str = "seed") -> int | None:
+    """A run's test seed: None (OS entropy) or a non-negative integer, else one
+    :class:`ParameterError` (from the option alone). Every front checks it before its
+    charge — a seed refused after the charge would cost a budget for nothing."""
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)
+                             or seed < 0):
+        raise ParameterError(f"{name} must be a non-negative integer, got {seed!r}")
+    return seed
+
+
 class RandomSource:
     """All randomness of one run, drawn in a fixed order.
 
@@ -256,11 +266,10 @@ class RandomSource:
     """
 
     def __init__(self, seed: int | None = None) -> None:
-        if seed is None:
+        if check_seed(seed) is None:
             self._init_os()
         else:
-            if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-                raise ParameterError(f"seed must be a non-negative integer, got {seed!r}")
+            assert seed is not None
             self._init_seeded(seed)
             warnings.warn(SEEDED_WARNING, UserWarning, stacklevel=caller_level())
 

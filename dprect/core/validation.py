@@ -126,6 +126,14 @@ def hidden_character(text: str) -> tuple[int, int] | None:
     return None
 
 
+def line_text(text: str) -> str:
+    """``text`` as a printed line shows it: itself when every character shows as itself,
+    else its Python literal (``'x\\ny'``, ``'p\\u202eq'``) — a label of the data (a class
+    a private selection released) holding a newline would print a line of its own, and
+    U+202E would reverse what follows it (the groups' lines print every value so)."""
+    return text if hidden_character(text) is None else repr(text)
+
+
 def check_id_text(value: object, name: str) -> object:
     """Refuse an id (a run id, a dataset id) holding a control or format character
     (:func:`hidden_character`): a ledger row, the results table and every line that

@@ -100,6 +100,10 @@ def read_table(path: str | os.PathLike[str], columns: list[str], fmt: str | None
             table = _csv_types_as_spark(table)
         else:
             first = check_folder(path, p, fmt, columns)
+            if first is None and p.is_file():  # its footer, read once: a column named
+                first = (p, footer_schema(p))  # twice refused before pyarrow's dataset
+            if first is not None:
+                check_types(path, first[1], columns)
             dataset = parquet_dataset(p)
             check_types(path, dataset.schema, columns)
             missing = [c for c in columns if c not in dataset.schema.names]
@@ -120,7 +124,8 @@ def _first_footer(dataset: Any, first: FirstFooter | None) -> Any:
     if not dataset.files:
         return None
     file = Path(dataset.files[0])
-    return first[1] if first is not None and first[0] == file else footer_schema(file)
+    same = first is not None and first[0].resolve() == file.resolve()
+    return first[1] if first is not None and same else footer_schema(file)
 
 
 def _check_csv_typed(table: pa.Table, path: str) -> None:

@@ -183,15 +183,31 @@ def unlike_type(data_type: Any) -> str | None:
     return None if fix is None else f"which Spark's Parquet reader cannot read: {fix}"
 
 
+def check_unique(path: str | os.PathLike[str], names: Sequence[str]) -> None:
+    """Refuse a Parquet input ``path`` whose footer's column ``names`` give one name to
+    more than one column (no reader takes such a file, pyarrow's dataset nor Spark), on
+    either engine, in one line naming the column and how many
+    (:func:`~dprect.engines.input_errors.repeated_column`). A CSV header's names are
+    checked from the header (:func:`check_unique_names`)."""
+    from dprect.engines.input_errors import repeated_column
+
+    names = list(names)
+    for name in dict.fromkeys(names):
+        if (times := names.count(name)) > 1:
+            raise repeated_column(path, name, times)
+
+
 def check_types(path: str | os.PathLike[str], schema: Any, columns: Sequence[str]) -> None:
-    """Refuse a run that reads a column of a Parquet input ``path`` (its Arrow ``schema``,
-    from a footer) whose type the engines do not read alike (:func:`unlike_type`), on
-    either engine, in one line naming the column and its type (Arrow's name: Spark has
-    none for it): whatever the column's use (a feature, a column to aggregate, a label, a
-    group column), before a row is read. Columns the run does not read may be of any
-    type (the Spark engine leaves them out of its read: :func:`readable_schema`)."""
+    """Refuse a Parquet input ``path`` (its Arrow ``schema``, from a footer) that gives
+    one name to two columns (:func:`check_unique`), and a run that reads a column of it
+    whose type the engines do not read alike (:func:`unlike_type`), on either engine,
+    in one line naming the column and its type (Arrow's name: Spark has none for it):
+    whatever the column's use (a feature, a column to aggregate, a label, a group column),
+    before a row is read. Columns the run does not read may be of any type (the Spark
+    engine leaves them out of its read: :func:`readable_schema`)."""
     from dprect.engines.input_errors import type_not_read
 
+    check_unique(path, schema.names)
     for name in columns:
         if name in schema.names:
             data_type = schema.field(name).type
@@ -397,7 +413,7 @@ def check_folder(path: str | os.PathLike[str], local: Path, fmt: str,
 
 __all__ = ["DELTA_LOG", "INT96_UNIT", "NOT_IN_FOLDER", "SPARK_DECIMAL_DIGITS", "FileSchema",
            "FirstFooter", "check_agreement", "check_folder", "check_readable", "check_types",
-           "check_unique_names",
+           "check_unique", "check_unique_names",
            "csv_header", "data_files", "folder_schemas", "footer_schema", "format_by_name",
            "holds_delta_log", "parquet_dataset", "parquet_footer", "parquet_schema",
            "readable_schema", "spark_type_name", "spark_unreadable", "type_text",

@@ -136,6 +136,14 @@ def type_not_read(path: str | os.PathLike[str], name: str, type_text: str, why: 
                           "any type")
 
 
+def repeated_column(path: str | os.PathLike[str], name: str, times: int) -> InputDataError:
+    """A Parquet column whose name the footer gives more than one column, on either
+    engine: names the input, the column and how many (schema only)."""
+    return InputDataError(
+        f"input {os.fspath(path)!r} has {times} columns named {name!r}: give each column "
+        "its own name (Parquet readers refuse a file with two columns of one name)")
+
+
 def csv_empty(path: str | os.PathLike[str]) -> InputDataError:
     """A CSV file with no header row (no bytes, or only line ends), on either engine."""
     return InputDataError(f"cannot read {os.fspath(path)!r} as csv: the file is empty (no "
@@ -195,5 +203,5 @@ __all__ = ["BLANK_BYTES", "EXPECTED", "LISTED_NAMES", "NAME_CHARS", "PARQUET_MAG
            "SHOWN_COLUMNS", "WITHHELD",
            "blank_csv", "column_names", "csv_empty", "csv_name_twice", "csv_without_rows",
            "input_error",
-           "missing_columns", "not_label_kind", "not_numeric", "reading", "starts_as_parquet",
-           "type_not_read"]
+           "missing_columns", "not_label_kind", "not_numeric", "reading", "repeated_column",
+           "starts_as_parquet", "type_not_read"]

@@ -55,7 +55,6 @@ same bytes.
 
 from __future__ import annotations
 
-import io
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -500,9 +499,11 @@ def _grouped(record: Mapping[str, Any], columns: list[str], per_column: dict[str
 
 
 def png(fig: Figure) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return buf.getvalue()
+    """The PNG bytes of an aggregate's figure (:func:`dprect.release.plotting.png_bytes`:
+    every text drawn as it is)."""
+    from dprect.release.plotting import png_bytes
+
+    return png_bytes(fig)
 
 
 @dataclass(frozen=True)

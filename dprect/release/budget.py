@@ -265,12 +265,19 @@ class PrivacyBudget:
         return keyed_digest(self._key, *arrays)
 
     def seen(self, digest: bytes) -> bool:
-        """Whether ``digest`` was given before (and remember it)."""
+        """Whether ``digest`` was given before (and remember it: one step, so fits
+        sharing the budget in threads each see the other's data)."""
         with self._lock:
             if digest in self._digests:
                 return True
             self._digests.add(digest)
             return False
+
+    def forget(self, digest: bytes) -> None:
+        """Forget ``digest``, remembered by :meth:`seen` for a fit that was then refused
+        (it released nothing: its data fitted again is no repeat)."""
+        with self._lock:
+            self._digests.discard(digest)
 
 
 def keyed_digest(key: bytes, *arrays: object) -> bytes:

@@ -13,13 +13,19 @@ around one listed value of it.
 
 from __future__ import annotations
 
-import io
 from typing import TYPE_CHECKING, Any
 
 from dprect.core.accounting import Guarantee
 from dprect.core.classes import ClassesResult
 from dprect.core.extras import require
-from dprect.release.plotting import _clip, axis_limits, frame_panel, panel_grid, suptitle
+from dprect.release.plotting import (
+    _clip,
+    axis_limits,
+    frame_panel,
+    panel_grid,
+    png_bytes,
+    suptitle,
+)
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -108,10 +114,8 @@ def render_classes_png(result: ClassesResult, *, title: str | None = None,
                        dpi: int = 110, label: str | None = None,
                        privacy: Guarantee | None = None) -> bytes:
     """The PNG bytes of :func:`render_classes_figure`."""
-    fig = render_classes_figure(result, title=title, dpi=dpi, label=label, privacy=privacy)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return buf.getvalue()
+    return png_bytes(render_classes_figure(result, title=title, dpi=dpi, label=label,
+                                           privacy=privacy))
 
 
 __all__ = ["COLOURS", "render_classes_figure", "render_classes_png"]

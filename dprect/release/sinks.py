@@ -278,6 +278,7 @@ class PngSink(FileSink):
     title: str = ""
     truth: str | None = None
     truth_name: str = "truth"  # how the front end spells the sidecar's option
+    features: tuple[str, ...] = ()  # the run's features: the sidecar must name each
 
     def check(self) -> None:
         from dprect.core.extras import require
@@ -286,7 +287,7 @@ class PngSink(FileSink):
         check_png_path(self.path, self.name)
         super().check()
         if self.truth is not None:
-            check_truth(self.truth, self.truth_name)
+            check_truth(self.truth, self.truth_name, self.features)
 
     def prepare(self, release: Release) -> Write:
         from dprect.release.plotting import edge_note, open_sides, render_png
@@ -527,11 +528,13 @@ def _publish(sinks: Sequence[Sink], release: Release, read: Callable[[], None]) 
 def output_sinks(name: Callable[[str], str], *, output: str | None, plot: str | None = None,
                  results_table: str | None = None, truth: str | None = None,
                  dataset: str | None = None, input_path: str = "",
-                 input_settings: dict[str, Any] | None = None) -> list[Sink]:
+                 input_settings: dict[str, Any] | None = None,
+                 features: Sequence[str] = ()) -> list[Sink]:
     """The sinks a fit was asked for: ``output`` (JSON), ``plot`` (PNG, titled by the
-    dataset or the input's name), ``results_table`` (one row, under ``dataset`` or the
-    input path, with the public ``input_settings``). ``name`` spells a key as the caller
-    does (``--results-table``, ``fit.results_table``)."""
+    dataset or the input's name; its ``truth`` sidecar must name each of the run's
+    ``features``), ``results_table`` (one row, under ``dataset`` or the input path, with
+    the public ``input_settings``). ``name`` spells a key as the caller does
+    (``--results-table``, ``fit.results_table``)."""
     sinks: list[Sink] = []
     if truth is not None and plot is None:
         raise ParameterError(f"{name('truth')} is drawn in the plot: give {name('plot')} "
@@ -540,7 +543,8 @@ def output_sinks(name: Callable[[str], str], *, output: str | None, plot: str | 
         sinks.append(JsonSink(name("output"), output))
     if plot is not None:
         sinks.append(PngSink(name("plot"), plot, title=dataset or Path(input_path).name,
-                             truth=truth, truth_name=name("truth")))
+                             truth=truth, truth_name=name("truth"),
+                             features=tuple(features)))
     if results_table is not None:
         sinks.append(ResultsTableSink(name("results_table"), results_table,
                                       dataset=dataset or input_path,
@@ -556,12 +560,15 @@ def sink_inputs(sinks: Sequence[Sink]) -> list[tuple[str, str | None]]:
             if isinstance(s, PngSink) and s.truth is not None]
 
 
-def check_truth(path: str | os.PathLike[str], what: str) -> None:
+def check_truth(path: str | os.PathLike[str], what: str,
+                features: Sequence[str] = ()) -> None:
     """Refuse, before anything is read, reserved or written, a sidecar ``path`` that is
     not a synthetic-data sidecar — a JSON object whose ``features``, ``true_lower`` and
     ``true_upper`` are lists of one length, the features names and the bounds numbers —
-    so that a plot asked to draw the truth never silently leaves it out. The message
-    names ``what`` and the path only (a public file, but its text is never quoted)."""
+    or that names not every one of the run's ``features`` (the options' names), so that a
+    plot asked to draw the truth never silently leaves it out. The message names
+    ``what``, the path and the run's features only (a public file, but its text is never
+    quoted)."""
     shown = str(path)
     if not Path(path).is_file():
         raise ParameterError(f"{what} {shown!r} does not exist or is not a file")
@@ -579,6 +586,12 @@ def check_truth(path: str | os.PathLike[str], what: str) -> None:
         raise ParameterError(f"{what} {shown!r} is not a synthetic-data sidecar: a JSON "
                              f"object with lists 'features' (names), 'true_lower' and "
                              f"'true_upper' (numbers) of one length")
+    missing = [f for f in features if f not in truth["features"]]
+    if missing:
+        listed = ", ".join(repr(f) for f in missing)
+        raise ParameterError(f"{what} {shown!r} gives no true bounds for the run's "
+                             f"feature(s) {listed}: give the sidecar of this table's "
+                             f"features, or leave {what} out")
 
 
 def read_truth(path: str | os.PathLike[str] | None, features: Sequence[str]

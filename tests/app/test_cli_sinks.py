@@ -55,7 +55,8 @@ def test_cli_writes_every_sink_and_replays_them(tmp_path, capsys):
 @pytest.mark.parametrize("case", ["table is a file", "table not Delta", "plot is a folder",
                                   "plot = output", "truth missing", "truth not JSON",
                                   "truth not a sidecar", "truth lists of two lengths",
-                                  "truth without plot"])
+                                  "truth without plot", "truth of other features",
+                                  "truth beside classes"])
 def test_bad_sink_is_refused_before_anything(tmp_path, capsys, case):
     data = write_parquet(tmp_path)
     Ledger(tmp_path / "ledger").init()
@@ -65,6 +66,10 @@ def test_bad_sink_is_refused_before_anything(tmp_path, capsys, case):
     (tmp_path / "other.json").write_text(json.dumps({"features": ["x0"], "lower": [0]}))
     (tmp_path / "uneven.json").write_text(json.dumps(
         {"features": ["x0", "x1"], "true_lower": [0, 0], "true_upper": [1]}))
+    (tmp_path / "others.json").write_text(json.dumps(
+        {"features": ["f0", "f1", "f2", "z"], "true_lower": [0] * 4, "true_upper": [1] * 4}))
+    (tmp_path / "even.json").write_text(json.dumps(
+        {"features": ["f0", "f1", "f2", "f3"], "true_lower": [0] * 4, "true_upper": [1] * 4}))
     plot = ["--plot", str(tmp_path / "r.png")]
     extra, message = {
         "truth missing": ([*plot, "--truth", str(tmp_path / "none.json")],
@@ -77,6 +82,12 @@ def test_bad_sink_is_refused_before_anything(tmp_path, capsys, case):
                                        "is not a synthetic-data sidecar"),
         "truth without plot": (["--truth", str(tmp_path / "uneven.json")],
                                "--truth is drawn in the plot: give --plot too"),
+        # s50-fitedge: both were drawn without their truth, silently, after the charge
+        "truth of other features": ([*plot, "--truth", str(tmp_path / "others.json")],
+                                    "gives no true bounds for the run's feature(s) 'f3':"),
+        "truth beside classes": ([*plot, "--truth", str(tmp_path / "even.json"),
+                                  "--classes", "0,1"],
+                                 "--truth draws the true rectangle of one fit"),
         "table is a file": (["--results-table", str(tmp_path / "a_file")],
                             "--results-table"),
         "table not Delta": (["--results-table", str(tmp_path / "not_delta")],

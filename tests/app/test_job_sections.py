@@ -107,3 +107,15 @@ def test_describe_has_no_grid_and_the_fit_names_features() -> None:
                          fit_rectangle.OPTIONS)
     with pytest.raises(ConfigError, match=r"^fit\.input is required$"):
         fit_rectangle.settings(cfg)
+
+
+def test_a_negative_fit_seed_is_refused_with_the_settings() -> None:
+    """``fit.seed: -1`` is refused with the other settings, before Spark starts and
+    before the ledger (s50-fitedge: on main the fit's settings took it unchecked and the
+    run charged its ledger before the noise refused it)."""
+    cfg = section_values({"fit": {"input": "t.csv", "features": ["a"], "label": "y",
+                                  "epsilon": 1.0, "delta": 0.0, "output": "o.json",
+                                  "seed": -1}}, "fit", fit_rectangle.OPTIONS)
+    with pytest.raises(ParameterError, match=r"^fit\.seed must be a non-negative integer, "
+                                             r"got -1$"):
+        fit_rectangle.settings(cfg)

@@ -166,8 +166,9 @@ def test_a_fit_refuses_a_plot_inside_its_input_folder(
 def test_a_fit_refuses_an_output_at_its_truth_sidecar(
         place: Path, capsys: pytest.CaptureFixture[str], option: str, classes: bool) -> None:
     """The plot's ``--truth`` sidecar is read, so it is one of the run's inputs: an
-    output at its path (which would overwrite it) is refused, for one rectangle and for
-    one per class (the sidecar named ``.png`` so that ``--plot`` may point at it)."""
+    output at its path (which would overwrite it) is refused (the sidecar named ``.png``
+    so that ``--plot`` may point at it); beside a class list ``--truth`` itself is
+    refused (s50-fitedge: a classes' plot draws no truth)."""
     data = write_parquet(place)
     truth = place / ("truth.png" if option == "--plot" else "truth.json")
     truth.write_text(json.dumps({"features": FEATURES, "true_lower": [-10.0] * len(FEATURES),
@@ -178,7 +179,8 @@ def test_a_fit_refuses_an_output_at_its_truth_sidecar(
     line = _refused(place, [*cli_args(data, Path(outputs["--output"]), "--plot",
                                       outputs["--plot"], "--truth", str(truth), *extra),
                             "--ledger", str(place / "ledger"), "--dataset", "ds"], capsys)
-    assert f"{option} and --truth are the same path" in line
+    assert (f"{option} and --truth are the same path" in line if not classes
+            else "--truth draws the true rectangle of one fit" in line)
 
 
 def test_the_job_refuses_an_output_inside_its_input_folder(

@@ -6,7 +6,8 @@ log alert, whatever the engine. A column read of a type the engines would read o
 — a duration (Spark: a bigint without its unit), a type Spark's Parquet reader cannot
 read (a timestamp in nanoseconds, a time of day, float16, a decimal of more than 38
 digits) — is refused alike in every use (:func:`dprect.engines.file_schemas.check_types`),
-and an unused one is skipped alike. Nothing is written or charged."""
+and an unused one is skipped alike; so is an input giving two columns one name
+(:func:`dprect.engines.file_schemas.check_unique`). Nothing is written or charged."""
 
 from __future__ import annotations
 
@@ -46,6 +47,22 @@ def _csv(cells: tuple[str, str]) -> Callable[[Path], Path]:
         path.write_text(f"x,z,y\n{cells[0]},1.0,1\n{cells[1]},2.0,0\n")
         return path
     return write
+
+
+def _repeated_csv(folder: Path) -> Path:
+    """A CSV file whose header names two columns ``x``."""
+    path = folder / "t.csv"
+    path.write_text("x,z,x,y\n1.0,1.0,2.0,1\n3.0,2.0,4.0,0\n")
+    return path
+
+
+def _repeated_parquet(folder: Path) -> Path:
+    """A Parquet file of two columns ``x`` (the run reads neither)."""
+    path = folder / "t.parquet"
+    pq.write_table(pa.table([pa.array([1.0, 2.0]), pa.array([1.0, 2.0]),
+                             pa.array([3.0, 4.0]), pa.array([1, 0])],
+                            names=["x", "z", "x", "y"]), path)
+    return path
 
 
 def _fit(features: str, label: str = "y") -> list[str]:
@@ -134,6 +151,10 @@ CASES = {
                            _aggregate("z", "--group-by", "x", "--groups", "a,b")),
     "parquet-null-label-word": (_parquet(NULLS),
                                 [*_fit("z", "x"), "--positive-label", "abc"]),
+    # two columns of one name: numpy failed (exit 1, or "damaged"), Spark renamed a CSV
+    # file's (a0, a2: "no column 'a'") and failed on a Parquet file's (exit 1)
+    "csv-repeated-name": (_repeated_csv, _fit("x,z")),
+    "parquet-repeated-name": (_repeated_parquet, _fit("z")),
 }
 
 

@@ -420,7 +420,7 @@ def read_source(spark: SparkSession, path: str | os.PathLike[str], *,
         if fmt == "csv" and not globbed and _is_local(text) and _local_path(text).is_file():
             csv_header(_local_path(text))  # a name given to two fields: refused (a folder's
             # headers are read by check_folder)
-        elif columns and not globbed and fmt == "parquet":
+        if columns and not globbed and not _is_local(text) and fmt == "parquet":
             check_agreement(text, _hadoop_parquet_schemas(spark, text, columns), columns)
         declared = (_declared_schema(spark, text, columns, first)
                     if fmt == "parquet" and not globbed and _is_local(text) else None)
