@@ -594,7 +594,8 @@ def preset_plan(command: str, values: Mapping[str, Any], name: Callable[[str], s
     if selection is None:
         return text
     listed = public_groups(values.get("group_by"), values.get("groups"),
-                           values.get("groups_file"), name, select=True)  # a public list
+                           values.get("groups_file"), name, select=True,
+                           input=values.get("input"))  # a public list
     return "\n".join([text, *selection_lines(the_plan.guarantee, selection,
                                               listed=len(listed or ()))])
 
