@@ -625,7 +625,8 @@ def _column_array(values: Any, name: str, *, group: bool) -> Any:
         return pa.array(floats_of(objects))
     try:
         return pa.array(values)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as exc:
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError
+            ) as exc:  # a type Arrow has no array of (complex numbers) is not implemented
         raise InputDataError(f"column {name!r} cannot be read: {type(exc).__name__}"
                              ) from None
 
