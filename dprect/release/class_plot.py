@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING, Any
 from dprect.core.accounting import Guarantee
 from dprect.core.classes import ClassesResult
 from dprect.core.extras import require
-from dprect.release.plotting import _clip, axis_limits, frame_panel, panel_grid, suptitle
+from dprect.release.plotting import (
+    _clip,
+    axis_limits,
+    frame_panel,
+    panel_grid,
+    plain_text,
+    suptitle,
+)
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -107,10 +114,13 @@ def _no_class_figure(result: ClassesResult, title: str | None, dpi: int,
 def render_classes_png(result: ClassesResult, *, title: str | None = None,
                        dpi: int = 110, label: str | None = None,
                        privacy: Guarantee | None = None) -> bytes:
-    """The PNG bytes of :func:`render_classes_figure`."""
-    fig = render_classes_figure(result, title=title, dpi=dpi, label=label, privacy=privacy)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
+    """The PNG bytes of :func:`render_classes_figure`, its texts plain (a class named
+    ``a$b``: :func:`~dprect.release.plotting.plain_text`)."""
+    with plain_text():
+        fig = render_classes_figure(result, title=title, dpi=dpi, label=label,
+                                    privacy=privacy)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png")
     return buf.getvalue()
 
 

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +57,21 @@ TRUE = Outline("tab:blue", 1.6, "--")
 GRID = Outline("0.55", 1.0, ":")
 MARGIN = 0.08  # of the union's extent, on each side
 _HUGE = 1e300  # finite ends beyond this (float-order extremes) are treated as open
+
+
+@contextmanager
+def plain_text() -> Iterator[None]:
+    """Draw every text as it is written, whatever matplotlib's settings: a title (the
+    dataset's name), a column, class or group name — a public one, or a key found privately
+    — holding ``$`` (``a$b``, ``$\\frac{$``) is no mathtext expression, and no text needs
+    LaTeX (``text.usetex`` in a user's matplotlibrc). Either made the drawing raise after
+    the release was charged (no plot, and a replay of the run id failing alike). Every
+    plotter renders and saves its figure inside this; a text without ``$`` is drawn as
+    before, byte for byte."""
+    import matplotlib
+
+    with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
+        yield
 
 
 def open_sides(result: FitResult) -> int:
@@ -279,13 +295,15 @@ def suptitle(fig: Any, title: str | None, what: str | None, method: str,
 def render_png(result: FitResult, *, true_lower: Sequence[float] | None = None,
                true_upper: Sequence[float] | None = None, title: str | None = None,
                dpi: int = 110, around: str | None = None) -> bytes:
-    """The PNG bytes of :func:`render_figure` (see the module docstring)."""
-    fig = render_figure(result, true_lower=true_lower, true_upper=true_upper, title=title,
-                        dpi=dpi, around=around)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
+    """The PNG bytes of :func:`render_figure` (see the module docstring), its texts plain
+    (:func:`plain_text`)."""
+    with plain_text():
+        fig = render_figure(result, true_lower=true_lower, true_upper=true_upper,
+                            title=title, dpi=dpi, around=around)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png")
     return buf.getvalue()
 
 
 __all__ = ["MAX_PANELS", "edge_note", "feature_pairs", "format_bound", "open_sides",
-           "render_figure", "render_png", "suptitle"]
+           "plain_text", "render_figure", "render_png", "suptitle"]
