@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import io
 import math
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -67,10 +68,15 @@ def plain_text() -> Iterator[None]:
     LaTeX (``text.usetex`` in a user's matplotlibrc). Either made the drawing raise after
     the release was charged (no plot, and a replay of the run id failing alike). Every
     plotter renders and saves its figure inside this; a text without ``$`` is drawn as
-    before, byte for byte."""
+    before, byte for byte. matplotlib's warnings about the drawing are not shown: they
+    quoted a name's characters raw (``Glyph 27 (\x1b) missing from font(s)``: a terminal
+    escape of a key found privately) and the renderer's source line, several lines on
+    stderr of a run that succeeded."""
     import matplotlib
 
-    with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}):
+    with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}), \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         yield
 
 

@@ -8,6 +8,7 @@ could never be delivered. Now every plotter renders inside
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -99,3 +100,28 @@ def test_a_text_without_a_dollar_is_drawn_as_before(
         assert code == 0, err
         plots.append(plot.read_bytes())
     assert plots[0] == plots[1]
+
+
+def test_the_drawing_warns_nothing_on_names_the_font_cannot_draw(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Keys found privately holding a terminal escape and a NUL: matplotlib warned
+    ``Glyph 27 (\\x1b) missing from font(s) DejaVu Sans`` with the raw character, and its
+    renderer's source line, on stderr of a run that succeeded."""
+    import warnings
+
+    gen = np.random.default_rng(5)
+    keys = np.array(["\x1b[31mred", "a\x00b", "plain"], dtype=object)
+    data, out, plot = tmp_path / "t.parquet", tmp_path / "o.json", tmp_path / "p.png"
+    pq.write_table(pa.table({"x": gen.normal(size=600),
+                             "g": pa.array(list(keys[gen.integers(0, 3, 600)]))}), data)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        code, _, err = run(["aggregate", "--input", str(data), "--columns", "x",
+                            "--statistics", "count,mean", "--epsilon", "1", "--group-by",
+                            "g", "--select-groups", "--selection-epsilon", "1",
+                            "--selection-delta", "1e-6", "--seed", "1", "--quiet",
+                            "--output", str(out), "--plot", str(plot)], capsys)
+    assert code == 0 and err == "", err
+    assert len(json.loads(out.read_text())["groups"]) == 3
+    drawn = [str(w.message) for w in seen if "seed" not in str(w.message)]
+    assert drawn == []
