@@ -265,3 +265,22 @@ def test_a_column_arrow_has_no_array_of_is_refused_as_input_data(statistics) -> 
         dprect.aggregate(data, ["x", "y"], statistics=statistics, epsilon=1.0, budget=budget)
     assert str(caught.value) == "column 'x' cannot be read: ArrowNotImplementedError"
     assert budget.charges == []
+
+
+@pytest.mark.parametrize("dtype", [object, "string"])
+def test_a_text_with_a_lone_surrogate_is_refused_as_input_data(dtype) -> None:
+    """A group column holding ``"\\ud800"`` (text no UTF-8 can hold) escaped as Python's
+    UnicodeEncodeError from pyarrow; it is refused naming the column and the exception's
+    class only, before anything is charged."""
+    from dprect.core.errors import InputDataError
+
+    budget = dprect.PrivacyBudget(epsilon=10.0, delta=1e-6)
+    data = pd.DataFrame({"x": np.arange(60.0),
+                         "g": pd.Series(["\ud800k" if i % 2 else "ok" for i in range(60)],
+                                        dtype=dtype)})
+    with pytest.raises(InputDataError) as caught:
+        dprect.aggregate(data, ["x"], statistics=["count"], epsilon=1.0, budget=budget,
+                         group_by="g", select_groups=True, selection_epsilon=1.0,
+                         selection_delta=1e-6)
+    assert str(caught.value) == "column 'g' cannot be read: UnicodeEncodeError"
+    assert budget.charges == []
