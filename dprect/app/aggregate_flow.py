@@ -193,6 +193,12 @@ def _query_plan(values: Mapping[str, Any], statistics: Sequence[str],
         raise ParameterError(f"{name('epsilon')} is required")
     columns = _columns(values, name)
     check_pure(values.get("delta"), name("delta"), "the count, sum, mean and their bounds")
+    if values.get("query_epsilon") is None and set(statistics) <= {"bounds"}:
+        # said here, in the front end's words (the core names its parameters:
+        # "statistics=()", "query_epsilon")
+        raise ParameterError(f"the bounds alone need {name('query_epsilon')}: the epsilon "
+                             "your sum or mean will spend per column, which the bounds "
+                             "are aimed at")
     return QUERY.plan(values["epsilon"], len(columns), delta=values.get("delta"),
                       neighbouring=values.get("neighbouring"), beta=values.get("beta"),
                       statistics=tuple(s for s in statistics if s != "bounds"),
