@@ -68,7 +68,7 @@ from dprect.core.mixed import MixedPlan, mixed_spec, plan_mixed
 from dprect.core.quantile_release import statistic_names
 from dprect.core.quantiles import QuantilePlan
 from dprect.core.randomness import RandomSource
-from dprect.core.request import Source, check_pure, request_from
+from dprect.core.request import Source, check_pure, check_run_epsilon, request_from
 from dprect.core.statistic import (
     COVERAGE,
     QUANTILES,
@@ -260,6 +260,8 @@ def mixed_plan_of(mechanisms: Sequence[Mechanism], values: Mapping[str, Any],
     if isinstance(epsilon, bool) or not isinstance(epsilon, float | int) \
             or not math.isfinite(epsilon) or epsilon <= 0:
         raise ParameterError(f"{name('epsilon')} must be a positive number")
+    # the run's ε at the floor before it is shared (a share of 5e-324 is 0: "got 0.0")
+    check_run_epsilon(epsilon, name("epsilon"))
 
     def one(mechanism: Mechanism, share: float) -> Any:
         mine = [s for s in statistics if STATISTICS[s].mechanism is mechanism]
