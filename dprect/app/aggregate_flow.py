@@ -68,7 +68,7 @@ from dprect.core.mixed import MixedPlan, mixed_spec, plan_mixed
 from dprect.core.quantile_release import statistic_names
 from dprect.core.quantiles import QuantilePlan
 from dprect.core.randomness import RandomSource
-from dprect.core.request import Source, check_pure, request_from
+from dprect.core.request import Source, check_pure, check_run_epsilon, request_from
 from dprect.core.statistic import (
     COVERAGE,
     QUANTILES,
@@ -193,6 +193,12 @@ def _query_plan(values: Mapping[str, Any], statistics: Sequence[str],
         raise ParameterError(f"{name('epsilon')} is required")
     columns = _columns(values, name)
     check_pure(values.get("delta"), name("delta"), "the count, sum, mean and their bounds")
+    if values.get("query_epsilon") is None and set(statistics) <= {"bounds"}:
+        # said here, in the front end's words (the core names its parameters:
+        # "statistics=()", "query_epsilon")
+        raise ParameterError(f"the bounds alone need {name('query_epsilon')}: the epsilon "
+                             "your sum or mean will spend per column, which the bounds "
+                             "are aimed at")
     return QUERY.plan(values["epsilon"], len(columns), delta=values.get("delta"),
                       neighbouring=values.get("neighbouring"), beta=values.get("beta"),
                       statistics=tuple(s for s in statistics if s != "bounds"),
@@ -254,6 +260,8 @@ def mixed_plan_of(mechanisms: Sequence[Mechanism], values: Mapping[str, Any],
     if isinstance(epsilon, bool) or not isinstance(epsilon, float | int) \
             or not math.isfinite(epsilon) or epsilon <= 0:
         raise ParameterError(f"{name('epsilon')} must be a positive number")
+    # the run's ε at the floor before it is shared (a share of 5e-324 is 0: "got 0.0")
+    check_run_epsilon(epsilon, name("epsilon"))
 
     def one(mechanism: Mechanism, share: float) -> Any:
         mine = [s for s in statistics if STATISTICS[s].mechanism is mechanism]
@@ -594,7 +602,8 @@ def preset_plan(command: str, values: Mapping[str, Any], name: Callable[[str], s
     if selection is None:
         return text
     listed = public_groups(values.get("group_by"), values.get("groups"),
-                           values.get("groups_file"), name, select=True)  # a public list
+                           values.get("groups_file"), name, select=True,
+                           input=values.get("input"))  # a public list
     return "\n".join([text, *selection_lines(the_plan.guarantee, selection,
                                               listed=len(listed or ()))])
 

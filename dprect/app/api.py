@@ -620,14 +620,16 @@ def _column_array(values: Any, name: str, *, group: bool) -> Any:
     by its schema later)."""
     import pyarrow as pa
 
-    if getattr(getattr(values, "dtype", None), "kind", None) == "O":
-        objects = np.asarray(values, dtype=object)
-        if group:
-            return pa.array([_data_group_text(v) for v in objects], type=pa.string())
-        return pa.array(floats_of(objects))
     try:
+        if getattr(getattr(values, "dtype", None), "kind", None) == "O":
+            objects = np.asarray(values, dtype=object)
+            if group:
+                return pa.array([_data_group_text(v) for v in objects], type=pa.string())
+            return pa.array(floats_of(objects))
         return pa.array(values)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError) as exc:
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError,
+            UnicodeError) as exc:  # complex numbers: not implemented; a lone surrogate
+        # in a text ("\ud800"): no UTF-8 for it
         raise InputDataError(f"column {name!r} cannot be read: {type(exc).__name__}"
                              ) from None
 

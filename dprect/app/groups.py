@@ -34,6 +34,7 @@ from dprect.core.group_selection import (
 from dprect.core.guarantee_check import check_selected_run
 from dprect.core.request import Neighbouring
 from dprect.core.validation import is_blank, repeat_at
+from dprect.release.sinks import check_public_read
 
 
 def split_groups(text: str | Sequence[Any]) -> list[str]:
@@ -76,13 +77,15 @@ def read_groups_file(path: str) -> list[str]:
 
 def public_groups(group_by: str | None, groups: str | Sequence[Any] | None,
                   groups_file: str | None, name: Callable[[str], str] = str,
-                  select: bool = False) -> list[str] | None:
+                  select: bool = False, input: str | None = None) -> list[str] | None:
     """The public list of group values (None without a group column, or when every group
     is found privately: ``select`` without a list). The list must be given — by
     ``groups`` or ``groups_file``, not both — unless the groups are found privately, and
     is never read from the data: the set of values a column holds is itself
     data-dependent. With ``select`` a list is the groups released whatever their rows,
-    the selection finding the others (docs/privacy.md §18)."""
+    the selection finding the others (docs/privacy.md §18). A ``groups_file`` that is the
+    ``input`` (the data's path), or lies inside its folder (table), is refused before it is
+    read (:func:`~dprect.release.sinks.check_public_read`): its lines would be rows."""
     given = groups is not None and (not isinstance(groups, str) or groups.strip())
     if select:
         if group_by is None or not str(group_by).strip():
@@ -108,6 +111,7 @@ def public_groups(group_by: str | None, groups: str | Sequence[Any] | None,
         if not str(groups_file).strip():  # the current folder, to the operating system
             raise ParameterError(f"{name('groups_file')} is an empty path; give the file "
                                  "of group values, one per line")
+        check_public_read(name("groups_file"), groups_file, name("input"), input)
         values = read_groups_file(groups_file)
         where = f"groups file {groups_file!r}"
     else:

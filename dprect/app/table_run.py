@@ -57,7 +57,7 @@ def table_run(values: Mapping[str, Any], name: Callable[[str], str] = str) -> Ta
                     version=values.get("version"), timestamp=values.get("timestamp"))
     selection = group_selection(values, name)
     groups = public_groups(source.group_by, values.get("groups"), values.get("groups_file"),
-                           name, select=selection is not None)
+                           name, select=selection is not None, input=source.path)
     ledger = LedgerSettings.build(values.get("ledger"), values.get("dataset"),
                                   values.get("run_id"), values.get("cap_epsilon"),
                                   values.get("cap_delta"),

@@ -75,8 +75,17 @@ MAX_ALWAYS = 200_000
 SELECTION_BOUND = "optimal partition selection (Desfontaines et al. 2022), exact dyadic table"
 
 
+#: ε past which e^{±ε} is bounded at this ε: A/one ≤ e^{1000} ≤ e^{ε} and
+#: B/one ≥ e^{−1000} ≥ e^{−ε} still hold, on the same sides, and the table is the same for
+#: any ε past ~135 at 96 bits (B = 1, and A·p ≥ one² from p = 1); Decimal's exp
+#: overflowed from ε ~ 2.3e6 (``--selection-epsilon 1e9``: an internal error, exit 1)
+EXP_CAP = Fraction(1000)
+
+
 def _exp_bounds(epsilon: Fraction, one: int) -> tuple[int, int]:
-    """(A, B) with A/one ≤ e^{ε} and B/one ≥ e^{−ε}, A ≥ one ≥ B (integers)."""
+    """(A, B) with A/one ≤ e^{ε} and B/one ≥ e^{−ε}, A ≥ one ≥ B (integers); ε taken at
+    most :data:`EXP_CAP`."""
+    epsilon = min(epsilon, EXP_CAP)
     with decimal.localcontext(decimal.Context(prec=60)):
         x = Decimal(epsilon.numerator) / Decimal(epsilon.denominator)
         up, down = x.exp(), (-x).exp()

@@ -978,8 +978,11 @@ def check_selection_plan(plan: Any) -> CheckReport:
     if not table or table[-1] != one or any(
             b < a for a, b in zip([0, *table], table, strict=False)):
         raise _refuse(product, "its keep table is not non-decreasing from 0 to 1", eps, delta)
+    # e^{±ε₁} bounded at ε₁ ≤ 1000 (a smaller grow and a larger shrink: a stricter check
+    # for a larger ε₁; exp overflowed Decimal from ε₁ ~ 2.3e6)
+    capped = min(e1, Fraction(1000))
     with decimal.localcontext(_CONTEXT):
-        grow, shrink = _low(_exp(_dec(e1))), _high(_exp(-_dec(e1)))
+        grow, shrink = _low(_exp(_dec(capped))), _high(_exp(-_dec(capped)))
         before = Fraction(0)
         for k, numerator in enumerate(table, start=1):
             p = Fraction(numerator, one)

@@ -104,7 +104,7 @@ from dprect.core.quantile_centre import (
 )
 from dprect.core.quantile_draws import compiled_cell, draw_one, near_window, whole_grid
 from dprect.core.randomness import RandomSource
-from dprect.core.request import DescribeRequest
+from dprect.core.request import DescribeRequest, check_run_epsilon
 
 #: the β of the plan's statements when none is named: the aggregate request's default
 _DESCRIBE_BETA = float(next(f.default for f in dataclasses.fields(DescribeRequest)
@@ -361,6 +361,7 @@ def plan_quantiles(quantiles: Sequence[float | Fraction | str], epsilon: float, 
         raise ParameterError("ask for at least one quantile")
     if not (isinstance(epsilon, float | int) and math.isfinite(epsilon) and epsilon > 0):
         raise ParameterError("the quantiles' epsilon must be a finite number > 0")
+    check_run_epsilon(epsilon)  # the floor every run's ε has (5e-324 overflowed a plan)
     if neighbouring not in (ADD_REMOVE, REPLACE_ONE):
         raise ParameterError("neighbouring must be 'add-remove' or 'replace-one'")
     if isinstance(columns, bool) or not isinstance(columns, int) or columns < 1:

@@ -221,6 +221,19 @@ def value_kind(data_type: pa.DataType, name: str, role: str) -> str:
     raise not_label_kind(role, name, spark_type_name(t))
 
 
+def python_values(values: pa.Array) -> list[Any]:
+    """An Arrow array's values as Python objects (a key's or a label's distinct values),
+    text read as Spark reads a string's bytes: each sequence that is not UTF-8 (a Parquet
+    string column can hold such bytes; pyarrow reads them unchecked) one U+FFFD, where
+    ``to_pylist`` raised UnicodeDecodeError once the budget was reserved."""
+    t = values.type
+    if not (pa.types.is_string(t) or pa.types.is_large_string(t)
+            or pa.types.is_string_view(t)):
+        return values.to_pylist()
+    raw = pc.cast(pc.cast(values, pa.large_string()), pa.large_binary())
+    return [None if v is None else v.decode("utf-8", "replace") for v in raw.to_pylist()]
+
+
 def label_matches(table: pa.Table, name: str, value: bool | float | str | None
                   ) -> np.ndarray:
     """True for the rows whose label equals ``value`` — a value made comparable with the

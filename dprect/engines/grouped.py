@@ -243,9 +243,13 @@ def read_group_column(source: Source, progress: Callable[[str], None]
 def key_counts(column: Any, kind: str) -> dict[str, int]:
     """The rows of each key of an Arrow group ``column`` of ``kind`` (one
     ``value_counts``; numbers counted as the float64 they are compared as, nulls and
-    non-finite numbers left out: :func:`~dprect.engines.bounds_input.key_text`)."""
+    non-finite numbers left out: :func:`~dprect.engines.bounds_input.key_text`; text whose
+    bytes are not UTF-8 read as Spark reads it:
+    :func:`~dprect.engines.arrow_input.python_values`)."""
     import pyarrow as pa
     import pyarrow.compute as pc
+
+    from dprect.engines.arrow_input import python_values
 
     if kind == "null" or len(column) == 0:
         return {}
@@ -257,7 +261,7 @@ def key_counts(column: Any, kind: str) -> dict[str, int]:
     elif kind != "boolean":
         col = pc.cast(col, pa.string())
     counted = pc.value_counts(col)
-    return add_key_counts({}, counted.field("values").to_pylist(),
+    return add_key_counts({}, python_values(counted.field("values")),
                           counted.field("counts").to_pylist(), kind)
 
 

@@ -95,6 +95,7 @@ class NumpyRoute:
         import pyarrow.compute as pc
 
         from dprect.core.classes import label_candidates
+        from dprect.engines.arrow_input import python_values
 
         progress(f"reading {source.path} (once: the classes found privately)")
         table, matrix, kind = self._read(source)
@@ -104,8 +105,10 @@ class NumpyRoute:
             col = pc.cast(col, col.type.value_type)
         if kind == "numeric":
             col = pc.cast(col, pa.float64(), safe=False)  # labels compare as float64
-        pairs = [(v["values"], v["counts"]) for v in pc.value_counts(col).to_pylist()] \
-            if kind != "null" else []
+        counted = pc.value_counts(col) if kind != "null" else None
+        pairs = [] if counted is None else list(zip(  # text as Spark reads its bytes
+            python_values(counted.field("values")), counted.field("counts").to_pylist(),
+            strict=True))
         requests = choose(label_candidates(pairs, kind), kind)
         return NumpyClasses(self._prepared(source, domains, requests, plan,
                                            (table, matrix, kind)))

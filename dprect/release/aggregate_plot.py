@@ -62,6 +62,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from dprect.core.extras import require
 from dprect.release.aggregate_record import BELOW_ROW_NEED, rows_needed
+from dprect.release.plotting import plain_text
 from dprect.release.row_pass import RowPass
 from dprect.release.sinks import FileSink, Release, Write, check_png_path, file_write
 
@@ -538,9 +539,10 @@ class AggregatePngSink(FileSink):
         out: list[int] = []
 
         def data(fh: BinaryIO) -> None:  # once the rows are read
-            fig, n = draw()
-            out.append(n)
-            fh.write(png(fig))
+            with plain_text():  # a group or column named ``a$b`` drawn as it is
+                fig, n = draw()
+                out.append(n)
+                fh.write(png(fig))
 
         def said() -> str:
             return f"plot written to {self.path}" + (f" ({out[-1]} {how})" if out[-1] else "")

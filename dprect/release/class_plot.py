@@ -23,6 +23,7 @@ from dprect.release.plotting import (
     axis_limits,
     frame_panel,
     panel_grid,
+    plain_text,
     png_bytes,
     suptitle,
 )
@@ -113,9 +114,12 @@ def _no_class_figure(result: ClassesResult, title: str | None, dpi: int,
 def render_classes_png(result: ClassesResult, *, title: str | None = None,
                        dpi: int = 110, label: str | None = None,
                        privacy: Guarantee | None = None) -> bytes:
-    """The PNG bytes of :func:`render_classes_figure`."""
-    return png_bytes(render_classes_figure(result, title=title, dpi=dpi, label=label,
-                                           privacy=privacy))
+    """The PNG bytes of :func:`render_classes_figure`, drawn and saved with its texts
+    plain (a class named ``a$b``: :func:`~dprect.release.plotting.plain_text`,
+    :func:`~dprect.release.plotting.png_bytes`)."""
+    with plain_text():
+        return png_bytes(render_classes_figure(result, title=title, dpi=dpi, label=label,
+                                               privacy=privacy))
 
 
 __all__ = ["COLOURS", "render_classes_figure", "render_classes_png"]

@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +58,26 @@ TRUE = Outline("tab:blue", 1.6, "--")
 GRID = Outline("0.55", 1.0, ":")
 MARGIN = 0.08  # of the union's extent, on each side
 _HUGE = 1e300  # finite ends beyond this (float-order extremes) are treated as open
+
+
+@contextmanager
+def plain_text() -> Iterator[None]:
+    """Draw every text as it is written, whatever matplotlib's settings: a title (the
+    dataset's name), a column, class or group name — a public one, or a key found privately
+    — holding ``$`` (``a$b``, ``$\\frac{$``) is no mathtext expression, and no text needs
+    LaTeX (``text.usetex`` in a user's matplotlibrc). Either made the drawing raise after
+    the release was charged (no plot, and a replay of the run id failing alike). Every
+    plotter renders and saves its figure inside this; a text without ``$`` is drawn as
+    before, byte for byte. matplotlib's warnings about the drawing are not shown: they
+    quoted a name's characters raw (``Glyph 27 (\x1b) missing from font(s)``: a terminal
+    escape of a key found privately) and the renderer's source line, several lines on
+    stderr of a run that succeeded."""
+    import matplotlib
+
+    with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}), \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
 
 
 def open_sides(result: FitResult) -> int:
@@ -279,31 +301,29 @@ def suptitle(fig: Any, title: str | None, what: str | None, method: str,
 def render_png(result: FitResult, *, true_lower: Sequence[float] | None = None,
                true_upper: Sequence[float] | None = None, title: str | None = None,
                dpi: int = 110, around: str | None = None) -> bytes:
-    """The PNG bytes of :func:`render_figure` (see the module docstring)."""
-    return png_bytes(render_figure(result, true_lower=true_lower, true_upper=true_upper,
-                                   title=title, dpi=dpi, around=around))
+    """The PNG bytes of :func:`render_figure` (see the module docstring), drawn and saved
+    with its texts plain (:func:`plain_text`, :func:`png_bytes`)."""
+    with plain_text():
+        return png_bytes(render_figure(result, true_lower=true_lower, true_upper=true_upper,
+                                       title=title, dpi=dpi, around=around))
 
 
 def png_bytes(fig: Figure) -> bytes:
-    """The PNG bytes of a figure, its every text drawn as it is: no text is read as
-    mathtext (a dataset id, a feature or group name, a label or a class holding two
-    ``$`` — ``$\\frac{`` — failed the drawing after the charge; one holding ``$x$`` was
-    drawn as a formula), and a character no font has is drawn as a box without
-    matplotlib's warning on stderr (a line that is not dprect's, naming the character).
-    Every plot sink saves through it."""
-    import warnings
-
+    """The PNG bytes of a figure, its every text drawn as it is: a text made before the
+    figure reached here is set plain too (no mathtext: a dataset id, a feature or group
+    name, a label or a class holding two ``$`` — ``$\\frac{`` — failed the drawing after
+    the charge; one holding ``$x$`` was drawn as a formula), and the texts the drawing
+    makes (tick labels) are made inside :func:`plain_text`, without matplotlib's warnings
+    on stderr. Every plot sink saves through it."""
     from matplotlib.text import Text
 
     for text in fig.findobj(Text):
         text.set_parse_math(False)
     buf = io.BytesIO()
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=r"Glyph \d+ .* missing from",
-                                category=UserWarning)
+    with plain_text():
         fig.savefig(buf, format="png")
     return buf.getvalue()
 
 
 __all__ = ["MAX_PANELS", "edge_note", "feature_pairs", "format_bound", "open_sides",
-           "png_bytes", "render_figure", "render_png", "suptitle"]
+           "plain_text", "png_bytes", "render_figure", "render_png", "suptitle"]

@@ -462,6 +462,41 @@ def check_distinct(outputs: Sequence[tuple[str, str]],
                                      "folder, the ledger and each other")
 
 
+def check_public_read(name: str, path: str, input_name: str, input_path: str | None) -> None:
+    """Refuse a file read as PUBLIC (a groups file: its lines are released as group names,
+    and a refusal of them quotes a line) that is the input, the same file under another
+    name (a hard link), or lies inside the input's extent — a folder input, or the folder
+    table its file belongs to (a Delta table's log, whose commit files hold each column's
+    minima and maxima; a data file of a CSV or Parquet folder) — BEFORE the file is read:
+    its lines would be rows of the data. Public: paths and the folders' table marks only,
+    never a byte of either file."""
+    if input_path is None or not os.fspath(input_path).strip():
+        return
+    read, data = _local(os.fspath(path)), _local(os.fspath(input_path))
+    if read is None or data is None:
+        return
+    if read == data:
+        raise ParameterError(f"{input_name} and {name} are the same path")
+    if _same_file(read, data):
+        raise ParameterError(f"{input_name} and {name} are the same file (a hard link)")
+    extent = _read_extent(data)
+    if read.is_relative_to(extent):
+        kind = "folder table" if _table_at(extent) else "folder"
+        where = (f"{input_name} {input_path!r}" if extent == data else
+                 f"the {kind} {str(extent)!r} of {input_name} {input_path!r}")
+        raise ParameterError(f"{name} {path!r} lies inside {where}: a file of public values "
+                             "must lie apart from the data")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two existing paths are one file (a hard link); False when either is not
+    there."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
 class NotPublishedError(ParameterError):
     """The outputs of a released run could not all be written (:func:`publish`). Its
     message says whether none or some were written; under a ledger, re-running the same
@@ -612,5 +647,5 @@ def read_truth(path: str | os.PathLike[str] | None, features: Sequence[str]
 
 __all__ = ["LABEL", "Feed", "FileSink", "JsonSink", "NotPublishedError", "PngSink", "Release",
            "ResultsTableSink", "Sink", "Write", "around", "check_distinct", "check_png_path",
-           "check_truth", "file_write", "fit_result", "label_entry", "output_sinks", "publish",
-           "read_truth", "sink_inputs"]
+           "check_public_read", "check_truth", "file_write", "fit_result", "label_entry",
+           "output_sinks", "publish", "read_truth", "sink_inputs"]

@@ -265,3 +265,37 @@ def test_group_columns_joined_by_a_comma_are_said_to_be_one_option(
                              "takes one group column and one label column — make one "
                              "column of them first)"), lines
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", [["aggregate", "--statistics", "bounds"],
+                                     ["aggregate", "--statistics", "bounds,median"],
+                                     ["describe", "--statistics", "none"],
+                                     ["aggregate", "--statistics", "bounds", "--plan-only"]])
+def test_the_bounds_alone_without_a_query_epsilon_name_the_option(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]) -> None:
+    """The query's bounds with no count, sum or mean aim at ``--query-epsilon``; without
+    it the command said the core's words, "bounds alone (statistics=()) need
+    query_epsilon", naming neither option as the user spells it."""
+    out = tmp_path / "o.json"
+    code, _, err = run([*command, "--input", str(INPUT), "--columns", "x", "--epsilon",
+                        "1", "--output", str(out)], capsys)
+    assert code == 2 and messages(err) == [
+        "dprect: error: the bounds alone need --query-epsilon: the epsilon your sum or "
+        "mean will spend per column, which the bounds are aimed at"], err
+    assert not out.exists()
+
+
+def test_the_job_names_its_key_for_the_bounds_alone(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(REPO / "jobs"))
+    import aggregate as job
+
+    argv = job_argv(REPO / "conf" / "aggregate.yaml", f"input={INPUT}", "format=csv",
+                    "columns=[x]", "statistics=bounds", "group_by=null", "groups=null",
+                    "table=null", f"output={tmp_path / 'job.json'}")
+    capsys.readouterr()
+    assert job.main(argv, route=NumpyGroupedRoute()) == 2
+    assert messages(capsys.readouterr().err) == [
+        "aggregate: error: the bounds alone need aggregate.query_epsilon: the epsilon your "
+        "sum or mean will spend per column, which the bounds are aimed at"]

@@ -250,3 +250,37 @@ def test_every_aggregate_result_has_to_json_and_rows(statistics):
                                     selection_delta=1e-6, epsilon=1.0, seed=3)
     assert "group_selection" in selected.to_json()
     assert isinstance(selected.rows(), list)
+
+
+@pytest.mark.parametrize("statistics", [["count", "mean"], ["median"], ["coverage"]])
+def test_a_column_arrow_has_no_array_of_is_refused_as_input_data(statistics) -> None:
+    """A pandas column of complex numbers escaped as pyarrow's ArrowNotImplementedError
+    ("Unsupported numpy type 15"), not a dprect error; it is refused naming the column and
+    the exception's class only, before anything is charged (the values are not read)."""
+    from dprect.core.errors import InputDataError
+
+    budget = dprect.PrivacyBudget(epsilon=10.0, delta=1e-6)
+    data = pd.DataFrame({"x": np.full(50, 7777.25 + 1j), "y": np.arange(50.0)})
+    with pytest.raises(InputDataError) as caught:
+        dprect.aggregate(data, ["x", "y"], statistics=statistics, epsilon=1.0, budget=budget)
+    assert str(caught.value) == "column 'x' cannot be read: ArrowNotImplementedError"
+    assert budget.charges == []
+
+
+@pytest.mark.parametrize("dtype", [object, "string"])
+def test_a_text_with_a_lone_surrogate_is_refused_as_input_data(dtype) -> None:
+    """A group column holding ``"\\ud800"`` (text no UTF-8 can hold) escaped as Python's
+    UnicodeEncodeError from pyarrow; it is refused naming the column and the exception's
+    class only, before anything is charged."""
+    from dprect.core.errors import InputDataError
+
+    budget = dprect.PrivacyBudget(epsilon=10.0, delta=1e-6)
+    data = pd.DataFrame({"x": np.arange(60.0),
+                         "g": pd.Series(["\ud800k" if i % 2 else "ok" for i in range(60)],
+                                        dtype=dtype)})
+    with pytest.raises(InputDataError) as caught:
+        dprect.aggregate(data, ["x"], statistics=["count"], epsilon=1.0, budget=budget,
+                         group_by="g", select_groups=True, selection_epsilon=1.0,
+                         selection_delta=1e-6)
+    assert str(caught.value) == "column 'g' cannot be read: UnicodeEncodeError"
+    assert budget.charges == []

@@ -235,7 +235,7 @@ BAD = [
     (["--columns", "x,,y"], "t.parquet", "--columns: an empty name"),
     (["--statistics", "count,,mean"], "t.parquet", "--statistics: an empty name"),
     (["--statistics", "max"], "t.parquet", "statistics"),
-    (["--statistics", "none"], "t.parquet", "query_epsilon"),
+    (["--statistics", "none"], "t.parquet", "--query-epsilon"),
     (["--statistics", "sum", "--plot", "p.png"], "t.parquet", "must include count and mean"),
     (["--epsilon", "0"], "t.parquet", "epsilon"),
     # every mechanism is pure: a delta would be neither used nor charged (s39-edges a)

@@ -214,3 +214,20 @@ def test_bad_selection_budgets_are_refused_from_the_parameters(eps: object,
                                                                delta: object) -> None:
     with pytest.raises(ValueError, match="selection"):
         plan_selection(eps, delta, "add-remove")
+
+
+@pytest.mark.parametrize("epsilon", [3e6, 1e9, 1e300])
+def test_a_huge_selection_epsilon_is_planned_and_checked(epsilon) -> None:
+    """Decimal's exp overflowed from a per-key ε of ~2.3e6, in the plan and in its
+    independent check: ``--selection-epsilon 1e9`` ended "internal error (Overflow)",
+    exit 1. e^{±ε} is now bounded at ε = 1000 on the safe sides, and the table is the one
+    of any ε past ~135 (a key of one row kept with probability δ, then surely from 3 rows
+    here) — the same as 1000's, which worked before."""
+    from dprect.core.group_selection import keep_numerators, plan_selection
+
+    plan = plan_selection(epsilon, 1e-6, "add-remove")
+    assert plan.check is not None and plan.check.epsilon >= epsilon
+    assert plan.keep == keep_numerators(Fraction(1000), plan.key_delta) \
+        == keep_numerators(Fraction(150), plan.key_delta)
+    halves = plan_selection(epsilon, 1e-6, "replace-one")  # two keys: (ε, δ)/2 each
+    assert halves.keep == keep_numerators(Fraction(1000), halves.key_delta)

@@ -32,6 +32,11 @@ def releases(epsilon: float, budget: PrivacyBudget) -> dict[str, object]:
                                       epsilon=epsilon, delta=1e-6, seed=1, budget=budget),
         "bounds": lambda: dprect.bounds(X, epsilon=epsilon, seed=1, budget=budget),
         "describe": lambda: dprect.describe(X, epsilon=epsilon, seed=1, budget=budget),
+        # the quantiles took any ε > 0 (5e-324: an internal OverflowError in the plan)
+        "quantiles": lambda: dprect.aggregate(X, statistics=["median", "p90"],
+                                              epsilon=epsilon, seed=1, budget=budget),
+        "mixed": lambda: dprect.aggregate(X, statistics=["mean", "median"],
+                                          epsilon=epsilon, seed=1, budget=budget),
         "query_epsilon": lambda: dprect.describe(X, epsilon=1.0, statistics=(), seed=1,
                                                  query_epsilon=epsilon, budget=budget),
         "classifier": lambda: dprect.RectangleClassifier(

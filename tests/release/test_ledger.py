@@ -592,3 +592,27 @@ def test_a_failed_ledger_write_names_the_failure_kind_never_its_text(
     assert failure_reason(PermissionError(13, "Permission denied", "x")) == \
         "Permission denied"
     assert failure_reason(OSError("no errno 7777.25")) == "OSError"
+
+
+# -- a huge epsilon (s50-aggedge) -----------------------------------------------------------
+@pytest.mark.parametrize("delta", [0.0, 1e-7])
+def test_a_reserved_run_of_a_huge_epsilon_leaves_the_ledger_usable(tmp_path, delta) -> None:
+    """An add/remove run's replace-one image (group privacy: 2ε, (1 + e^ε)·δ) called
+    ``math.exp(ε)``, which raised OverflowError from ε ~ 709.78 — at every load of the
+    ledger once such a run was reserved (``--epsilon 1000`` for a test run): every later
+    run on any dataset, ``budget show`` and ``budget verify`` ended "internal error
+    (OverflowError)". Its image is now 0 for a pure run and infinite where e^ε overflows."""
+    led = new_ledger(tmp_path / "ledger")
+    led.reserve("ds", "huge", epsilon=1000.0, delta=delta, **REQ)
+    led.release("ds", "huge", {"method": "randmargins"})
+    led.reserve("other", "r1", epsilon=0.5, delta=1e-7, **REQ)
+    again = Ledger(tmp_path / "ledger")
+    assert again.spent("ds") == Budget(1000.0, delta)
+    assert again.spent("ds", "replace-one") == Budget(2000.0, 0.0 if delta == 0 else
+                                                      float("inf"))
+    assert again.spent("other") == Budget(0.5, 1e-7)
+    assert again.verify() >= 0
+    # a replace-one cap refuses a next run (ε spent; with δ > 0, δ too), in its own words
+    cap = Cap(1e9, 0.5, "replace-one") if delta else Cap(100.0, 0.5, "replace-one")
+    with pytest.raises(BudgetExceededError, match="cap exceeded"):
+        again.reserve("ds", "r2", epsilon=0.1, delta=0.0, cap=cap, **REQ)

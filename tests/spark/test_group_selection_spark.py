@@ -113,3 +113,29 @@ def test_a_selection_that_keeps_no_key_is_an_ordinary_run_on_both_engines(
             assert len(Ledger(str(ledger)).events(dataset)) > 0  # charged, as any run
         assert results["numpy"]["group_selection"]["groups_kept"] == 0
         assert results["spark"] == results["numpy"], group
+
+
+@pytest.mark.parametrize("command", ["aggregate", "fit"])
+def test_keys_that_are_not_utf8_are_read_alike_on_both_engines(
+        spark, tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str) -> None:
+    """A Parquet string column holding bytes that are not UTF-8: Spark reads each bad
+    sequence as one U+FFFD; the numpy engine raised UnicodeDecodeError after the
+    reservation (tests/app/test_text_keys_not_utf8.py) and now reads them as Spark does —
+    the same keys, classes and bytes for a seed."""
+    from tests.app.test_text_keys_not_utf8 import SELECT, bad_text_table
+
+    path = bad_text_table(tmp_path / "t.parquet", "y", rows=3000)
+    asked = (["aggregate", "--columns", "x", "--statistics", "count,mean", "--group-by",
+              "y", "--epsilon", "1"] if command == "aggregate" else
+             ["fit", "--features", "x,z", "--label", "y", "--grid=-4:4:16", "--epsilon",
+              "1", "--delta", "1e-6"])
+    outputs = {}
+    for engine in ("numpy", "spark"):
+        out = tmp_path / f"{engine}.json"
+        code, _, err = run([*asked, "--input", str(path), *SELECT, "--seed", "3",
+                            "--engine", engine, "--output", str(out), "--quiet"], capsys)
+        assert code == 0, err
+        outputs[engine] = out.read_bytes()
+    assert outputs["spark"] == outputs["numpy"]
+    assert "\ufffdbad" in json.loads(outputs["numpy"])["groups" if command == "aggregate"
+                                                       else "classes"]

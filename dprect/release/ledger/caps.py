@@ -58,11 +58,21 @@ def check_neighbouring(value: str | None) -> str:
 
 def relation_image(epsilon: float, delta: float, relation: str, target: str
                    ) -> tuple[float, float] | None:
-    """A run's (ε, δ) stated in ``relation``, in the ``target`` relation (None: none)."""
+    """A run's (ε, δ) stated in ``relation``, in the ``target`` relation (None: none).
+    Group privacy's δ (1 + e^ε)·δ is 0 for a pure run whatever ε, and infinite (no
+    statement) where e^ε overflows: ``math.exp`` raised OverflowError for ε above ~709.78,
+    once a run of such an ε was reserved — at every later load of the ledger (every run,
+    ``budget show``, ``budget verify``), the ledger unusable."""
     if relation == target:
         return epsilon, delta
     if relation == ADD_REMOVE and target == REPLACE_ONE:  # group privacy of size 2
-        return 2 * epsilon, (1 + math.exp(epsilon)) * delta
+        if delta == 0:
+            return 2 * epsilon, 0.0
+        try:
+            grown = math.exp(epsilon)
+        except OverflowError:
+            return 2 * epsilon, math.inf
+        return 2 * epsilon, (1 + grown) * delta
     return None  # replace-one implies nothing under add/remove
 
 
