@@ -23,21 +23,23 @@ side) and n the rows,
 
 is exactly the rank error (in rows, ties counted) of releasing v_i — 0 when the target rank
 lies in v_i's run of ties, so a column of 800,000 equal values is no special case. Cell i
-is drawn with probability ∝ exp(−ε_each·bad_j(i)/2), ε_each = (ε/m)·(1 − 10⁻⁹), and v_i is
-released. lo and hi move by 0 or 1 when a row is added, q_j·n by q_j, so every bad_j moves
-by at most 1: each draw is ε_each-DP and the m draws together (m·ε_each, 0)-DP (basic
-composition). The released values are sorted and handed to the quantiles in increasing
-order: monotone in q by post-processing.
+is drawn with probability ∝ exp(−ε_each·bad_j(i)/(2Δ_j)), ε_each = (ε/m)·(1 − 10⁻⁹), and
+v_i is released. lo and hi move by 0 or 1 when a row is added, q_j·n by q_j, so every bad_j
+moves by at most Δ_j = max(q_j, 1 − q_j) (half a row for the median): each draw is
+ε_each-DP and the m draws together (m·ε_each, 0)-DP (basic composition). The released
+values are sorted and handed to the quantiles in increasing order: monotone in q by
+post-processing.
 
 **Exact sampling.** lo ≤ hi are non-decreasing along the grid and hi(i) ≤ lo(i + 1), so
 b_j·bad_j is a non-negative integer, V-shaped with a flat bottom, and constant on
 O(#occupied cells) pieces (each occupied cell, each gap): the law is exp(c_j·depth) with an
-integer unimodal depth and the exact rational rate c_j = ε_each/(2·b_j), which the exact
+integer unimodal depth and the exact rational rate c_j = ε_each/(2·max(a_j, b_j − a_j))
+(q_j = a_j/b_j: Δ_j in units of 1/b_j row), which the exact
 sampler of the interior point (``interior_point.sample_unimodal``, docs/privacy.md §2)
 draws with no floating-point number deciding anything (it checks the unimodality).
 
 **Rank error** (:meth:`QuantilePlan.rank_bound`). With probability ≥ 1 − β every one of
-the m draws has bad_j ≤ OPT_j + T, T = (2/ε_each)·ln(m·M/β) rows, OPT_j the least rank
+the m draws has bad_j ≤ OPT_j + T, T = (2/ε_each)·ln(m·M/β) rows (Δ_j ≤ 1), OPT_j the least rank
 error any bin value has (0 unless the target rank falls strictly inside a bin between
 values that are not bin values); sorting does not raise the largest of the m errors.
 
@@ -123,9 +125,12 @@ MAX_DENOMINATOR = 10**6
 SHRINK = 1e-9
 #: the share of a column's ε its noisy count takes (drawn first), and the centre's share
 #: for a group whose noisy count is below the plan's ``split_rows`` and at or above it
-#: (the quantiles take the rest; :mod:`dprect.core.quantile_centre`, docs/privacy.md §11a)
+#: (the quantiles take the rest; :mod:`dprect.core.quantile_centre`, docs/privacy.md §11a).
+#: The centre is a rank law of q = 1/2, sensitivity 1/2 row (Lemma Q1): at this share its
+#: rate per row — hence its row need ``centre_rows`` and the pool's ``pool_rows`` — is the
+#: one a share of 1/4 gave at the sensitivity of 1 row charged before session 50
 COUNT_SHARE = 0.05
-SMALL_CENTRE_SHARE = 0.25
+SMALL_CENTRE_SHARE = 0.125
 _MAX_FLOAT = float(np.finfo(np.float64).max)
 
 
@@ -141,6 +146,13 @@ def as_quantile(q: float | Fraction | str) -> Fraction:
     if f.denominator > MAX_DENOMINATOR:
         raise ParameterError(f"a quantile's denominator must be at most {MAX_DENOMINATOR}")
     return f
+
+
+def sensitivity_units(q: Fraction) -> int:
+    """max(a, b − a) for q = a/b in lowest terms: the most the rank score b·bad_q moves
+    when one row is added or removed, in its units of 1/b row (docs/privacy.md §11a,
+    Lemma Q1: max(q, 1 − q) row)."""
+    return max(q.numerator, q.denominator - q.numerator)
 
 
 @dataclass(frozen=True)
@@ -203,21 +215,23 @@ class QuantilePlan:
 
     @cached_property
     def rates(self) -> tuple[Fraction, ...]:
-        """c_j = ε_each/(2·b_j), exact: the rate each draw's sampler uses per 1/b_j row
-        (the plan's constants are computed once: it is frozen)."""
+        """c_j = ε_each/(2·max(a_j, b_j − a_j)), exact: the rate each draw's sampler uses
+        per 1/b_j row (q_j = a_j/b_j): the rank score moves by at most max(q_j, 1 − q_j)
+        row, i.e. max(a_j, b_j − a_j) units (docs/privacy.md §11a, Lemma Q1). (The plan's
+        constants are computed once: it is frozen.)"""
         e = Fraction(self.epsilon_each)
-        return tuple(e / (2 * q.denominator) for q in self.quantiles)
+        return tuple(e / (2 * sensitivity_units(q)) for q in self.quantiles)
 
     @cached_property
     def centre_rate(self) -> Fraction:
-        """(1 − SIGN_PART)·ε_c/4, exact: the centre block's rate per 1/2 row (the rank law
-        of q = 1/2)."""
-        return Fraction(self.centre_epsilon) * (1 - SIGN_PART) / 4
+        """(1 − SIGN_PART)·ε_c/2, exact: the centre block's rate per 1/2 row (the rank law
+        of q = 1/2, whose score moves by at most 1/2 row: one unit)."""
+        return Fraction(self.centre_epsilon) * (1 - SIGN_PART) / 2
 
     @cached_property
     def sign_rate(self) -> Fraction:
-        """SIGN_PART·ε_c/4, exact: the sign's rate per 1/2 row."""
-        return Fraction(self.centre_epsilon) * SIGN_PART / 4
+        """SIGN_PART·ε_c/2, exact: the sign's rate per 1/2 row (q = 1/2 too)."""
+        return Fraction(self.centre_epsilon) * SIGN_PART / 2
 
     @cached_property
     def count_scale(self) -> Fraction:
@@ -295,8 +309,9 @@ class QuantilePlan:
 
     def centre_rows(self, beta: float) -> int:
         """The rows from which the centre block lands among the data's blocks with
-        probability ≥ 1 − β: 2·(2/ε_b)·ln(B/β), ε_b = 4·``centre_rate`` its share of ε_c
-        (its rank error stays below n/2; 0 without one)."""
+        probability ≥ 1 − β: 2·(1/ε_b)·ln(B/β), ε_b = 2·``centre_rate`` its share of ε_c
+        (a score of sensitivity 1/2 row drawn at ε_b per row: its rank error stays below
+        n/2; 0 without one)."""
         if not self.centred:
             return 0
         g = quantile_grid(self.grid, self.resolution)
