@@ -39,7 +39,8 @@ sampler of the interior point (``interior_point.sample_unimodal``, docs/privacy.
 draws with no floating-point number deciding anything (it checks the unimodality).
 
 **Rank error** (:meth:`QuantilePlan.rank_bound`). With probability ≥ 1 − β every one of
-the m draws has bad_j ≤ OPT_j + T, T = (2/ε_each)·ln(m·M/β) rows (Δ_j ≤ 1), OPT_j the least rank
+the m draws has bad_j ≤ OPT_j + T, T = (2Δ/ε_each)·ln(m·M/β) rows (Δ = max_j Δ_j), OPT_j
+the least rank
 error any bin value has (0 unless the target rank falls strictly inside a bin between
 values that are not bin values); sorting does not raise the largest of the m errors.
 
@@ -281,31 +282,41 @@ class QuantilePlan:
                  + f"{len(self.quantiles)} quantile draw(s)); groups in parallel")
         return Guarantee(self.epsilon, 0.0, self.neighbouring, bound)
 
+    @cached_property
+    def sensitivity(self) -> Fraction:
+        """Δ = max_j max(q_j, 1 − q_j), exact: the largest row a neighbour moves any of the
+        plan's rank scores (Lemma Q1), which the plan's rank statements use for every
+        draw (each draw's own Δ_j is at most it)."""
+        return max(Fraction(sensitivity_units(q), q.denominator) for q in self.quantiles)
+
     def rank_bound(self, beta: float, decades: int = 0) -> float:
-        """T = (2/ε_each)·(ln(m·M/β) + λ·min(d, L)) rows: with probability ≥ 1 − β every
-        draw has bad_j ≤ OPT_j + T (module docstring; docs/privacy.md §11a, Theorems Q′
-        and Q″). M is the grid's cells, or with the centre the base measure's mass
-        (:func:`~dprect.core.quantile_centre.measure_mass`), and ``decades`` d the
-        decades between the centre and the best cell (0 without a centre)."""
+        """T = (2Δ/ε_each)·(ln(m·M/β) + λ·min(d, L)) rows, Δ = :attr:`sensitivity`: with
+        probability ≥ 1 − β every draw has bad_j ≤ OPT_j + T (module docstring;
+        docs/privacy.md §11a, Theorems Q′ and Q″). M is the grid's cells, or with the
+        centre the base measure's mass (:func:`~dprect.core.quantile_centre.measure_mass`),
+        and ``decades`` d the decades between the centre and the best cell (0 without a
+        centre)."""
         m = len(self.quantiles)
+        scale = 2.0 * float(self.sensitivity) / self.epsilon_each
         if not self.centred:
-            return 2.0 / self.epsilon_each * (crmath.log(m * self.grid_size) - crmath.log(beta))
+            return scale * (crmath.log(m * self.grid_size) - crmath.log(beta))
         g = quantile_grid(self.grid, self.resolution)
         assert isinstance(g, DecimalGrid)
         far = float(DECAY) * min(decades, WINDOW_DECADES)
-        return 2.0 / self.epsilon_each * (crmath.log(m * measure_mass(g)) - crmath.log(beta)
-                                          + far)
+        return scale * (crmath.log(m * measure_mass(g)) - crmath.log(beta) + far)
 
     @cached_property
     def interval_rank_error(self) -> float | None:
-        """T_λ = (2/ε_each)·ln(m·M/α), α = 1 − ``interval_level``: with probability ≥ λ
+        """T_λ = (2Δ/ε_each)·ln(m·M/α), α = 1 − ``interval_level``, Δ =
+        :attr:`sensitivity`: with probability ≥ λ
         every one of the m draws of a (group, column) on the whole grid has rank error
         ≤ OPT_j + T_λ rows, the m together (α/m each; docs/privacy.md §15, Quantiles).
         None for the small groups' centred draws (no unconditional statement)."""
         if self.centred:
             return None
         return level_rank_error(self.epsilon_each, self.grid_size, self.interval_level,
-                                draws=len(self.quantiles))
+                                draws=len(self.quantiles),
+                                sensitivity=float(self.sensitivity))
 
     def centre_rows(self, beta: float) -> int:
         """The rows from which the centre block lands among the data's blocks with
@@ -323,15 +334,17 @@ class QuantilePlan:
         """About the rows a group needs before each quantile lies inside its range with
         probability ≥ 1 − β (default the plan's): the centre's rows and
         T/min(q, 1 − q) over the plan's quantiles (with the best cell in the centre's
-        decade), under the small groups' split (the one a group near this size gets)."""
+        decade), under the small groups' split (the one a group near this size gets) —
+        and at least ``split_rows``, so a cell whose count is not flagged is drawn on the
+        whole grid and carries its rank interval (docs/privacy.md §11a, §15)."""
         if beta is None:
             return self._rows_needed
-        return self.branch(-1).split_free_rows(beta)
+        return max(self.split_rows, self.branch(-1).split_free_rows(beta))
 
     @cached_property
     def _rows_needed(self) -> int:
         """:meth:`rows_needed` at the plan's β, computed once (each cell's flag reads it)."""
-        return self.branch(-1).split_free_rows(self.beta)
+        return max(self.split_rows, self.branch(-1).split_free_rows(self.beta))
 
     def split_free_rows(self, beta: float) -> int:
         """:meth:`rows_needed` of this plan's own draws (no split): the centre's rows

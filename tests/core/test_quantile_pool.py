@@ -135,7 +135,7 @@ def test_a_tiny_pool_searches_near_the_other_groups_anchor():
     at most one release 10^4× off: far from main's, and each a few standard deviations of 50 seeds
     below the measured rates."""
     plan = plan_statistics(["median", "p10", "p90"], 1.0, 1)
-    assert plan.pool_rows == 267 and plan.split_rows == 1674  # the large: no own centre
+    assert plan.pool_rows == 267 and plan.split_rows == 1507  # the large: no own centre
     data = _anchor_table(30)
     stats = {(g, 0): quantile_statistics(x, plan) for g, x in enumerate(data)}
     names = [f"g{g}" for g in range(len(data))]
