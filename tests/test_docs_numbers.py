@@ -241,8 +241,8 @@ def test_the_quantiles_and_autos_count_shares_as_privacy_md_states() -> None:
     count, centre = quantiles.COUNT_SHARE, quantiles.SMALL_CENTRE_SHARE
     assert f"ε_n = `COUNT_SHARE` ({count:.0%}) of the column's ε" in text
     assert f"ε_each = {1 - count:.2f}·ε_col/m; below it the centre takes " \
-           f"`SMALL_CENTRE_SHARE` ({centre:.0%}) and the quantiles ε_each = " \
-           f"{1 - count - centre:.2f}·ε_col/m" in text
+           f"`SMALL_CENTRE_SHARE` ({centre:.1%}) and the quantiles ε_each = " \
+           f"{1 - count - centre:.3f}·ε_col/m" in text
     digits = quantiles.QUANTILE_DIGITS
     assert quantiles.QUANTILE_GRID == "decimal"
     assert f"The default grid is `DecimalGrid({digits})`" in text

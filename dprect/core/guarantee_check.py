@@ -16,7 +16,9 @@ its constants are written here once, with the
 lemma each comes from:
 
 * **quantiles** (docs/privacy.md §11a): each draw weighs a bin by exp(−c·(b·bad)) with a
-  rank score of sensitivity 1 row (:data:`QUANTILE_SENSITIVITY`), so it is (2·c·b)-DP;
+  rank score that moves by at most max(q, 1 − q) times the rows one neighbour adds
+  (:data:`QUANTILE_SENSITIVITY`), i.e. max(a, b − a)·s units of 1/b row for q = a/b, so
+  it is (2·c·max(a, b − a)·s)-DP;
   the m draws compose (basic), groups in parallel; a cell below the plan's ``pool_rows``
   reads its column's ONE pooled centre, each row in :data:`QUANTILE_POOLS_PER_ROW` pool
   (Lemma Q5: one more split, re-derived like the others) — or, a pool whose released rows
@@ -836,8 +838,9 @@ def check_describe_plan(plan: Any) -> CheckReport:
 
 
 # -- quantiles -------------------------------------------------------------------------------
-#: the rank score's sensitivity in rows (docs/privacy.md §11a, Lemma Q1: Lemma B1 with the
-#: floor 0), the check's own constant
+#: the rows one neighbour adds or removes, which move #{x < v} and #{x ≤ v} by at most this
+#: and q·n by q times this, so the rank score of q by at most max(q, 1 − q) times this
+#: (docs/privacy.md §11a, Lemma Q1), the check's own constant
 QUANTILE_SENSITIVITY = 1
 #: how many pools of one column a row enters when the cells whose noisy count is below the
 #: plan's ``pool_rows`` draw ONE centre per column from their pooled rows (docs/privacy.md
@@ -848,16 +851,25 @@ QUANTILE_SENSITIVITY = 1
 QUANTILE_POOLS_PER_ROW = 1
 
 
+def _rank_units(q: Fraction) -> int:
+    """max(a, b − a) for q = a/b in lowest terms: the most the score b·bad_q moves per
+    row a neighbour adds or removes (#{x < v}, #{x ≤ v} by 0 or b units, b·q·n by a:
+    Lemma Q1), the check's own derivation."""
+    a, b = q.numerator, q.denominator
+    return max(a, b - a)
+
+
 def check_quantiles_plan(plan: Any) -> CheckReport:
     """Re-derive the guarantee of a quantiles plan (a
     :class:`~dprect.core.quantiles.QuantilePlan`) from the exact rates its samplers use:
-    draw j weighs a bin by exp(−c_j·(b_j·bad)) with bad of sensitivity 1 row, i.e.
-    b_j units of 1/b_j row (q_j = a_j/b_j), a score that moves both ways: ε_j = 2·c_j·b_j
-    (Lemma B2); a centred plan's centre is the rank law of q = 1/2 on the blocks at rate
-    c_c per 1/2 row (ε = 2·c_c·2), its flag count a two-sided geometric of scale t
-    (ε = s/t), and the base measure around the centre is public given it. Per column the
-    draws compose (basic), the columns compose (basic), groups in parallel; refuse the
-    plan (:class:`GuaranteeCheckError`) unless the total is within the stated ε."""
+    draw j weighs a bin by exp(−c_j·(b_j·bad)) with bad of sensitivity max(q_j, 1 − q_j)
+    row, i.e. max(a_j, b_j − a_j) units of 1/b_j row (q_j = a_j/b_j), a score that moves
+    both ways: ε_j = 2·c_j·max(a_j, b_j − a_j) (Lemma B2); a centred plan's centre is the
+    rank law of q = 1/2 on the blocks at rate c_c per 1/2 row, sensitivity one unit
+    (ε = 2·c_c), its flag count a two-sided geometric of scale t (ε = s/t), and the base
+    measure around the centre is public given it. Per column the draws compose (basic),
+    the columns compose (basic), groups in parallel; refuse the plan
+    (:class:`GuaranteeCheckError`) unless the total is within the stated ε."""
     product = "quantiles"
     qs = [Fraction(q) for q in plan.quantiles]
     rates = [Fraction(r) for r in plan.rates]
@@ -866,7 +878,7 @@ def check_quantiles_plan(plan: Any) -> CheckReport:
         raise _refuse(product, "its quantiles are not a list in (0, 1), one rate each",
                       plan.epsilon, 0.0)
     s = Fraction(QUANTILE_SENSITIVITY)
-    parts = [2 * c * q.denominator * s for q, c in zip(qs, rates, strict=True)]
+    parts = [2 * c * _rank_units(q) * s for q, c in zip(qs, rates, strict=True)]
     total = sum(parts, Fraction(0))
     pool_rows = int(getattr(plan, "pool_rows", 0))
     if pool_rows < 0 or (pool_rows and (not plan.counted or pool_rows > plan.split_rows)):
@@ -880,8 +892,9 @@ def check_quantiles_plan(plan: Any) -> CheckReport:
         splits = [(plan, 1), (plan.branch(-1), 1),
                   *([(plan.branch(-1), QUANTILE_POOLS_PER_ROW)] if pool_rows else [])]
         totals = [count
-                  + 2 * (Fraction(p.centre_rate) + Fraction(p.sign_rate)) * 2 * s * pools
-                  + sum((2 * c * q.denominator * s
+                  + 2 * (Fraction(p.centre_rate) + Fraction(p.sign_rate))
+                  * _rank_units(Fraction(1, 2)) * s * pools
+                  + sum((2 * c * _rank_units(q) * s
                          for q, c in zip(qs, p.rates, strict=True)), Fraction(0))
                   for p, pools in splits]
         parts = [count, *(t - count for t in totals)]
@@ -889,7 +902,8 @@ def check_quantiles_plan(plan: Any) -> CheckReport:
     eps_a, delta_a = _add_remove_target(plan.epsilon, 0.0, plan.neighbouring)
     with decimal.localcontext(_CONTEXT):
         route = _Route(f"basic composition of {columns} column(s) x {len(parts)} draw(s) "
-                       "(rank scores and a count, sensitivity 1; adaptive split), groups "
+                       "(rank scores of sensitivity max(q, 1 - q) and a count of 1; adaptive "
+                       "split), groups "
                        "in parallel", _high(_dec(columns * total)), Decimal(0))
     best = _best([route], eps_a, delta_a)
     if best is None:

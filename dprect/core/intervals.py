@@ -453,14 +453,17 @@ def query_intervals(statistics: tuple[str, ...], level: float, count_epsilon: fl
     return tuple(out)
 
 
-def rank_error(epsilon_each: float, grid_size: int, level: float, draws: int = 2) -> float:
-    """T_λ = (2/ε_each)·ln(d·m/α): with probability ≥ λ each of d exponential mechanisms
-    at ε_each over m cells (score of sensitivity 1) has badness ≤ its best cell's + T_λ
-    (a union bound, α/d each). ``draws`` d = 2: both coverage bounds of a column, whose
-    best cell has badness 0 (module notes, Coverage bounds); d = the m quantiles of a
-    (group, column) on the whole grid (module notes, Quantiles). Rounded up by 2^-46."""
+def rank_error(epsilon_each: float, grid_size: int, level: float, draws: int = 2,
+               sensitivity: float = 1.0) -> float:
+    """T_λ = (2Δ/ε_each)·ln(d·m/α): with probability ≥ λ each of d exponential mechanisms
+    at ε_each over m cells (score of sensitivity Δ = ``sensitivity``, drawn at
+    ε_each/(2Δ) per unit) has badness ≤ its best cell's + T_λ (a union bound, α/d each).
+    ``draws`` d = 2: both coverage bounds of a column, whose best cell has badness 0
+    (module notes, Coverage bounds; Δ = 1); d = the m quantiles of a (group, column) on
+    the whole grid (module notes, Quantiles; Δ the largest max(q, 1 − q) of the plan).
+    Rounded up by 2^-46."""
     alpha = 1.0 - level
-    t = 2.0 / epsilon_each * (crmath.log(draws * grid_size) - crmath.log(alpha))
+    t = 2.0 * sensitivity / epsilon_each * (crmath.log(draws * grid_size) - crmath.log(alpha))
     return math.nextafter(t * (1.0 + 2.0**-46), math.inf)
 
 

@@ -308,7 +308,7 @@ def sign_pieces(grid: DecimalGrid, keys: np.ndarray, counts: np.ndarray, epsilon
     rows = sign_rows(grid, keys, np.cumsum(counts) if incl is None else incl)
     used = np.flatnonzero(rows)
     incl = np.cumsum(rows[used])
-    return rank_pieces(used, incl - rows[used], incl, incl, 3, Fraction(1, 2), epsilon / 2)
+    return rank_pieces(used, incl - rows[used], incl, incl, 3, Fraction(1, 2), epsilon)
 
 
 def sign_rows(grid: DecimalGrid, keys: np.ndarray, incl: np.ndarray) -> np.ndarray:
@@ -362,16 +362,16 @@ def centre_pieces(grid: DecimalGrid, keys: np.ndarray, counts: np.ndarray, epsil
                   incl: np.ndarray | None = None) -> Pieces:
     """The centre's law on the blocks (step 1) as pieces: the cells' rows summed per block
     (:func:`block_rows`), then the rank law of q = 1/2 with every row of a block counted
-    as at its value (:func:`rank_pieces`; depths in half rows, drawn at the rate
-    ε_c/4); ``epsilon`` (ε_c) sets only the float law ``Pieces.probabilities`` (tests and
-    audits). ``keys`` sorted (a cell's statistics), ``incl`` their cumulative counts if
-    made already."""
+    as at its value (:func:`rank_pieces`; depths in half rows, a score that moves by at
+    most one half row, drawn at the rate ε_c/2 per half row); ``epsilon`` (ε_c) sets
+    only the float law ``Pieces.probabilities`` (tests and audits). ``keys`` sorted (a
+    cell's statistics), ``incl`` their cumulative counts if made already."""
     per_block = block_rows(grid, keys, np.cumsum(counts) if incl is None else incl)
     ub = np.flatnonzero(per_block)  # the occupied blocks (every count is >= 1)
     rows = per_block[ub]
     incl = np.cumsum(rows)
     return rank_pieces(ub, incl - rows, incl, incl, block_count(grid), Fraction(1, 2),
-                       epsilon / 2)
+                       epsilon)
 
 
 def window(grid: DecimalGrid, centre: int, sign: int) -> list[tuple[int, int]]:

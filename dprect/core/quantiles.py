@@ -23,21 +23,24 @@ side) and n the rows,
 
 is exactly the rank error (in rows, ties counted) of releasing v_i — 0 when the target rank
 lies in v_i's run of ties, so a column of 800,000 equal values is no special case. Cell i
-is drawn with probability ∝ exp(−ε_each·bad_j(i)/2), ε_each = (ε/m)·(1 − 10⁻⁹), and v_i is
-released. lo and hi move by 0 or 1 when a row is added, q_j·n by q_j, so every bad_j moves
-by at most 1: each draw is ε_each-DP and the m draws together (m·ε_each, 0)-DP (basic
-composition). The released values are sorted and handed to the quantiles in increasing
-order: monotone in q by post-processing.
+is drawn with probability ∝ exp(−ε_each·bad_j(i)/(2Δ_j)), ε_each = (ε/m)·(1 − 10⁻⁹), and
+v_i is released. lo and hi move by 0 or 1 when a row is added, q_j·n by q_j, so every bad_j
+moves by at most Δ_j = max(q_j, 1 − q_j) (half a row for the median): each draw is
+ε_each-DP and the m draws together (m·ε_each, 0)-DP (basic composition). The released
+values are sorted and handed to the quantiles in increasing order: monotone in q by
+post-processing.
 
 **Exact sampling.** lo ≤ hi are non-decreasing along the grid and hi(i) ≤ lo(i + 1), so
 b_j·bad_j is a non-negative integer, V-shaped with a flat bottom, and constant on
 O(#occupied cells) pieces (each occupied cell, each gap): the law is exp(c_j·depth) with an
-integer unimodal depth and the exact rational rate c_j = ε_each/(2·b_j), which the exact
+integer unimodal depth and the exact rational rate c_j = ε_each/(2·max(a_j, b_j − a_j))
+(q_j = a_j/b_j: Δ_j in units of 1/b_j row), which the exact
 sampler of the interior point (``interior_point.sample_unimodal``, docs/privacy.md §2)
 draws with no floating-point number deciding anything (it checks the unimodality).
 
 **Rank error** (:meth:`QuantilePlan.rank_bound`). With probability ≥ 1 − β every one of
-the m draws has bad_j ≤ OPT_j + T, T = (2/ε_each)·ln(m·M/β) rows, OPT_j the least rank
+the m draws has bad_j ≤ OPT_j + T, T = (2Δ/ε_each)·ln(m·M/β) rows (Δ = max_j Δ_j), OPT_j
+the least rank
 error any bin value has (0 unless the target rank falls strictly inside a bin between
 values that are not bin values); sorting does not raise the largest of the m errors.
 
@@ -123,9 +126,12 @@ MAX_DENOMINATOR = 10**6
 SHRINK = 1e-9
 #: the share of a column's ε its noisy count takes (drawn first), and the centre's share
 #: for a group whose noisy count is below the plan's ``split_rows`` and at or above it
-#: (the quantiles take the rest; :mod:`dprect.core.quantile_centre`, docs/privacy.md §11a)
+#: (the quantiles take the rest; :mod:`dprect.core.quantile_centre`, docs/privacy.md §11a).
+#: The centre is a rank law of q = 1/2, sensitivity 1/2 row (Lemma Q1): at this share its
+#: rate per row — hence its row need ``centre_rows`` and the pool's ``pool_rows`` — is the
+#: one a share of 1/4 gave at the sensitivity of 1 row charged before session 50
 COUNT_SHARE = 0.05
-SMALL_CENTRE_SHARE = 0.25
+SMALL_CENTRE_SHARE = 0.125
 _MAX_FLOAT = float(np.finfo(np.float64).max)
 
 
@@ -141,6 +147,13 @@ def as_quantile(q: float | Fraction | str) -> Fraction:
     if f.denominator > MAX_DENOMINATOR:
         raise ParameterError(f"a quantile's denominator must be at most {MAX_DENOMINATOR}")
     return f
+
+
+def sensitivity_units(q: Fraction) -> int:
+    """max(a, b − a) for q = a/b in lowest terms: the most the rank score b·bad_q moves
+    when one row is added or removed, in its units of 1/b row (docs/privacy.md §11a,
+    Lemma Q1: max(q, 1 − q) row)."""
+    return max(q.numerator, q.denominator - q.numerator)
 
 
 @dataclass(frozen=True)
@@ -203,21 +216,23 @@ class QuantilePlan:
 
     @cached_property
     def rates(self) -> tuple[Fraction, ...]:
-        """c_j = ε_each/(2·b_j), exact: the rate each draw's sampler uses per 1/b_j row
-        (the plan's constants are computed once: it is frozen)."""
+        """c_j = ε_each/(2·max(a_j, b_j − a_j)), exact: the rate each draw's sampler uses
+        per 1/b_j row (q_j = a_j/b_j): the rank score moves by at most max(q_j, 1 − q_j)
+        row, i.e. max(a_j, b_j − a_j) units (docs/privacy.md §11a, Lemma Q1). (The plan's
+        constants are computed once: it is frozen.)"""
         e = Fraction(self.epsilon_each)
-        return tuple(e / (2 * q.denominator) for q in self.quantiles)
+        return tuple(e / (2 * sensitivity_units(q)) for q in self.quantiles)
 
     @cached_property
     def centre_rate(self) -> Fraction:
-        """(1 − SIGN_PART)·ε_c/4, exact: the centre block's rate per 1/2 row (the rank law
-        of q = 1/2)."""
-        return Fraction(self.centre_epsilon) * (1 - SIGN_PART) / 4
+        """(1 − SIGN_PART)·ε_c/2, exact: the centre block's rate per 1/2 row (the rank law
+        of q = 1/2, whose score moves by at most 1/2 row: one unit)."""
+        return Fraction(self.centre_epsilon) * (1 - SIGN_PART) / 2
 
     @cached_property
     def sign_rate(self) -> Fraction:
-        """SIGN_PART·ε_c/4, exact: the sign's rate per 1/2 row."""
-        return Fraction(self.centre_epsilon) * SIGN_PART / 4
+        """SIGN_PART·ε_c/2, exact: the sign's rate per 1/2 row (q = 1/2 too)."""
+        return Fraction(self.centre_epsilon) * SIGN_PART / 2
 
     @cached_property
     def count_scale(self) -> Fraction:
@@ -267,36 +282,47 @@ class QuantilePlan:
                  + f"{len(self.quantiles)} quantile draw(s)); groups in parallel")
         return Guarantee(self.epsilon, 0.0, self.neighbouring, bound)
 
+    @cached_property
+    def sensitivity(self) -> Fraction:
+        """Δ = max_j max(q_j, 1 − q_j), exact: the largest row a neighbour moves any of the
+        plan's rank scores (Lemma Q1), which the plan's rank statements use for every
+        draw (each draw's own Δ_j is at most it)."""
+        return max(Fraction(sensitivity_units(q), q.denominator) for q in self.quantiles)
+
     def rank_bound(self, beta: float, decades: int = 0) -> float:
-        """T = (2/ε_each)·(ln(m·M/β) + λ·min(d, L)) rows: with probability ≥ 1 − β every
-        draw has bad_j ≤ OPT_j + T (module docstring; docs/privacy.md §11a, Theorems Q′
-        and Q″). M is the grid's cells, or with the centre the base measure's mass
-        (:func:`~dprect.core.quantile_centre.measure_mass`), and ``decades`` d the
-        decades between the centre and the best cell (0 without a centre)."""
+        """T = (2Δ/ε_each)·(ln(m·M/β) + λ·min(d, L)) rows, Δ = :attr:`sensitivity`: with
+        probability ≥ 1 − β every draw has bad_j ≤ OPT_j + T (module docstring;
+        docs/privacy.md §11a, Theorems Q′ and Q″). M is the grid's cells, or with the
+        centre the base measure's mass (:func:`~dprect.core.quantile_centre.measure_mass`),
+        and ``decades`` d the decades between the centre and the best cell (0 without a
+        centre)."""
         m = len(self.quantiles)
+        scale = 2.0 * float(self.sensitivity) / self.epsilon_each
         if not self.centred:
-            return 2.0 / self.epsilon_each * (crmath.log(m * self.grid_size) - crmath.log(beta))
+            return scale * (crmath.log(m * self.grid_size) - crmath.log(beta))
         g = quantile_grid(self.grid, self.resolution)
         assert isinstance(g, DecimalGrid)
         far = float(DECAY) * min(decades, WINDOW_DECADES)
-        return 2.0 / self.epsilon_each * (crmath.log(m * measure_mass(g)) - crmath.log(beta)
-                                          + far)
+        return scale * (crmath.log(m * measure_mass(g)) - crmath.log(beta) + far)
 
     @cached_property
     def interval_rank_error(self) -> float | None:
-        """T_λ = (2/ε_each)·ln(m·M/α), α = 1 − ``interval_level``: with probability ≥ λ
+        """T_λ = (2Δ/ε_each)·ln(m·M/α), α = 1 − ``interval_level``, Δ =
+        :attr:`sensitivity`: with probability ≥ λ
         every one of the m draws of a (group, column) on the whole grid has rank error
         ≤ OPT_j + T_λ rows, the m together (α/m each; docs/privacy.md §15, Quantiles).
         None for the small groups' centred draws (no unconditional statement)."""
         if self.centred:
             return None
         return level_rank_error(self.epsilon_each, self.grid_size, self.interval_level,
-                                draws=len(self.quantiles))
+                                draws=len(self.quantiles),
+                                sensitivity=float(self.sensitivity))
 
     def centre_rows(self, beta: float) -> int:
         """The rows from which the centre block lands among the data's blocks with
-        probability ≥ 1 − β: 2·(2/ε_b)·ln(B/β), ε_b = 4·``centre_rate`` its share of ε_c
-        (its rank error stays below n/2; 0 without one)."""
+        probability ≥ 1 − β: 2·(1/ε_b)·ln(B/β), ε_b = 2·``centre_rate`` its share of ε_c
+        (a score of sensitivity 1/2 row drawn at ε_b per row: its rank error stays below
+        n/2; 0 without one)."""
         if not self.centred:
             return 0
         g = quantile_grid(self.grid, self.resolution)
@@ -308,15 +334,17 @@ class QuantilePlan:
         """About the rows a group needs before each quantile lies inside its range with
         probability ≥ 1 − β (default the plan's): the centre's rows and
         T/min(q, 1 − q) over the plan's quantiles (with the best cell in the centre's
-        decade), under the small groups' split (the one a group near this size gets)."""
+        decade), under the small groups' split (the one a group near this size gets) —
+        and at least ``split_rows``, so a cell whose count is not flagged is drawn on the
+        whole grid and carries its rank interval (docs/privacy.md §11a, §15)."""
         if beta is None:
             return self._rows_needed
-        return self.branch(-1).split_free_rows(beta)
+        return max(self.split_rows, self.branch(-1).split_free_rows(beta))
 
     @cached_property
     def _rows_needed(self) -> int:
         """:meth:`rows_needed` at the plan's β, computed once (each cell's flag reads it)."""
-        return self.branch(-1).split_free_rows(self.beta)
+        return max(self.split_rows, self.branch(-1).split_free_rows(self.beta))
 
     def split_free_rows(self, beta: float) -> int:
         """:meth:`rows_needed` of this plan's own draws (no split): the centre's rows

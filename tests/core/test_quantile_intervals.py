@@ -44,21 +44,27 @@ def _tight(t: float, value: float = 2007.0) -> np.ndarray:
 @pytest.mark.parametrize("quantiles", [("1/2",), ("1/4", "1/2", "3/4")])
 @pytest.mark.parametrize("level", [0.95, 0.8])
 def test_rank_error_constant_on_the_exact_law(quantiles, level):
-    """T_λ = (2/ε_each)·ln(m·M/α): its value, and on the data where the union bound is
+    """T_λ = (2Δ/ε_each)·ln(m·M/α), Δ = max_j max(q_j, 1 − q_j) (1/2 for the median
+    alone, 3/4 with the quartiles): its value, and on the data where the union bound is
     tightest (all M − 1 other cells at one rank error just above T_λ) the median draw's
-    miss probability lies in [(α/m)·e^{−ε_each/4}/(1 + α), α/m] — a T_λ without the m,
-    with 1/ε for 2/ε, or a grid of another size leaves that range."""
+    miss probability is at most α/m — and, when the median's Δ is the plan's, at least
+    (α/m)·e^{−ε_each/2}/(1 + α): a T_λ without the m, with 1/ε for 2/ε, with Δ = 1 (the
+    rate for a sensitivity of 1 row), or a grid of another size leaves that range."""
     plan = plan_quantiles(list(quantiles), 1.0, centre=False, interval_level=level)
     m, alpha = len(quantiles), 1 - level
     t = plan.interval_rank_error
-    assert plan.grid_size == DECIMAL_CELLS
-    assert t == pytest.approx(2 / plan.epsilon_each * math.log(m * DECIMAL_CELLS / alpha),
-                              rel=1e-12)
-    assert t == level_rank_error(plan.epsilon_each, DECIMAL_CELLS, level, draws=m)
+    delta = max(max(Fraction(q), 1 - Fraction(q)) for q in quantiles)
+    assert plan.grid_size == DECIMAL_CELLS and plan.sensitivity == delta
+    assert t == pytest.approx(2 * float(delta) / plan.epsilon_each
+                              * math.log(m * DECIMAL_CELLS / alpha), rel=1e-12)
+    assert t == level_rank_error(plan.epsilon_each, DECIMAL_CELLS, level, draws=m,
+                                 sensitivity=float(delta))
     j = plan.quantiles.index(Fraction(1, 2))
     miss = _excess_miss(plan, _tight(t), j, t)
     assert miss <= alpha / m
-    assert miss >= alpha / m * math.exp(-plan.epsilon_each / 4) / (1 + alpha) * (1 - 1e-9)
+    if delta == Fraction(1, 2):
+        assert miss >= alpha / m * math.exp(-plan.epsilon_each / 2) / (1 + alpha) \
+            * (1 - 1e-9)
 
 
 def test_the_interval_is_the_plan_rank_bound_and_bounds_are_unchanged():

@@ -67,6 +67,29 @@ def test_each_draw_is_epsilon_each_dp_and_not_half() -> None:
     assert worst > plan.epsilon_each / 2
 
 
+def test_each_draw_is_drawn_at_its_quantiles_sensitivity() -> None:
+    """The rank score of q moves by at most max(q, 1 − q) row (Lemma Q1), and each draw's
+    rate is set by it: the median's law uses nearly all of ε_each (a rate set for a
+    sensitivity of 1 row spends half of it) and the p10's well above its half, never
+    more than ε_each — on additions and removals of one row."""
+    qs = [0.1, 0.5]
+    plan = plan_quantiles(qs, 2.0, grid="binary", resolution=1)
+    assert [float(2 * c * q.denominator) for c, q in zip(plan.rates, plan.quantiles,
+                                                          strict=True)] \
+        == pytest.approx([plan.epsilon_each / 0.9, plan.epsilon_each / 0.5])
+    base = np.array([1.0, 2.0, 2.0, 3.0, 5.0, 8.0, 13.0, 100.0])
+    worst = []
+    for j in range(len(qs)):
+        p = _point_law(base, plan, j)
+        near = [np.append(base, e) for e in (-1e9, 0.5, 2.0, 4.0, 13.0, 50.0, 1e12)] \
+            + [np.delete(base, k) for k in range(len(base))]
+        worst.append(max(float(np.max(np.abs(np.log(p) - np.log(_point_law(x, plan, j)))))
+                         for x in near))
+    assert max(worst) <= plan.epsilon_each * (1 + 1e-9)
+    assert worst[0] > 0.7 * plan.epsilon_each
+    assert worst[1] > 0.9 * plan.epsilon_each
+
+
 @pytest.mark.parametrize(("grid", "resolution"), [("binary", 1), ("decimal", 2)])
 def test_sampler_follows_the_law_with_power(grid: str, resolution: int) -> None:
     """The exact sampler's draws against the law (χ² over pieces), and the same draws
@@ -207,6 +230,18 @@ def test_check_rederives_and_refuses_wrong_constants(monkeypatch: pytest.MonkeyP
         with pytest.raises(GuaranteeCheckError):
             check_quantiles_plan(dataclasses.replace(whole,
                                                      epsilon_each=whole.epsilon_each * 1.01))
+    # rates set for a score of sensitivity min(q, 1 − q) (the p10's at a tenth of a row,
+    # 9 times the product's): refused, as is one at 1/2 row for every quantile (the
+    # median's sensitivity given to the p10 and p90)
+    for units in (lambda q: min(q.numerator, q.denominator - q.numerator),
+                  lambda q: Fraction(q.denominator, 2)):
+        low = type("P", (), {"quantiles": plan.quantiles, "epsilon": 1.0,
+                             "neighbouring": "add-remove", "columns": 1, "counted": False,
+                             "centred": False,
+                             "rates": tuple(Fraction(plan.epsilon_each) / (2 * units(q))
+                                            for q in plan.quantiles)})()
+        with pytest.raises(GuaranteeCheckError):
+            check_quantiles_plan(low)
     # the check's own sensitivity constant doubled: the same plan is refused
     monkeypatch.setattr(guarantee_check, "QUANTILE_SENSITIVITY", 2)
     with pytest.raises(GuaranteeCheckError):
