@@ -604,9 +604,7 @@ def check_dims(count: int, what: str) -> int:
 
 
 def feature_names(features: Sequence[str] | None, dims: int) -> list[str]:
-    """Feature names (x0, x1, … by default); duplicates are refused, and more than
-    :data:`MAX_DIMS` columns."""
-    check_dims(dims, "X" if features is None else "features")
+    """Feature names (x0, x1, … by default); duplicates are refused."""
     if features is None:
         return [f"x{j}" for j in range(dims)]
     names = [str(f) for f in features]

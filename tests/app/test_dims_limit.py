@@ -72,3 +72,18 @@ def test_api_fit_past_the_limit():
 def test_the_limit_itself_is_planned():
     got = dprect.plan(dims=MAX_DIMS, epsilon=1.0, delta=1e-6)
     assert len(got.chosen.rounds) == 2 * MAX_DIMS
+
+
+def test_spark_api_features_past_the_limit():
+    """The Spark API refuses from the names alone (no DataFrame is touched)."""
+    pytest.importorskip("pyspark")
+    from dprect.core.request import FitRequest
+    from dprect.engines.spark.classes import fit_dataframe_classes
+    from dprect.engines.spark.fit import prepare_fit
+
+    names = [f"f{j}" for j in range(MAX_DIMS + 1)]
+    with pytest.raises(ParameterError, match=r"^features gives 4,097 features"):
+        prepare_fit(None, features=names, label="g", epsilon=1.0, delta=1e-6)
+    with pytest.raises(ParameterError, match=r"^features gives 4,097 features"):
+        fit_dataframe_classes(None, features=names, label="g", request=FitRequest(
+            epsilon=1.0, delta=1e-6, classes=("a", "b")))
