@@ -19,7 +19,14 @@ import numpy as np
 from dprect.app.groups import check_no_empty_group
 from dprect.core.algorithms import run_nonprivate_bounding_box, run_plan
 from dprect.core.contest import Tally
-from dprect.core.domains import Domain, FloatOrder, GridArg, feature_names, resolve_domains
+from dprect.core.domains import (
+    Domain,
+    FloatOrder,
+    GridArg,
+    check_dims,
+    feature_names,
+    resolve_domains,
+)
 from dprect.core.engine import Engine
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.group_selection import SelectedResult, SelectionPlan, select_keys
@@ -260,6 +267,8 @@ def _in_memory(X: object, y: object, grid: GridArg, features: Sequence[str] | No
             shape = table_rows(X).shape
         except InputDataError:  # ragged rows: positive_rows names the problem
             shape = ()
+    if len(shape) == 2:
+        check_dims(shape[1], "X")  # before its names are listed
     if features is None:
         features = column_names(X)
     names = feature_names(features, shape[1]) if len(shape) == 2 else None
@@ -482,6 +491,7 @@ def _class_fit(X: object, y: object, request: FitRequest, selection: SelectionPl
         if X_arr.shape[1] == 0:
             raise InputDataError("X has no feature columns")
         counts = label_counts(y, len(X_arr), listed=listed)
+        check_dims(X_arr.shape[1], "X")
         names = feature_names(features if features is not None else column_names(X),
                               X_arr.shape[1])
         # the error policy's refusal over every row, before the charge and the draw: not

@@ -76,6 +76,7 @@ from dprect.app.session_options import (
     chosen,
     session_flags,
 )
+from dprect.core.domains import check_dims
 from dprect.core.errors import DprectError, ParameterError
 from dprect.core.labels import LabelText
 from dprect.core.leftovers import remove_now
@@ -567,6 +568,8 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 
     if args.dims is not None and args.dims < 1:
         raise ParameterError(f"--dims must be >= 1, got {args.dims}")
+    check_dims(args.dims if args.features is None else len(args.features),
+               "--dims" if args.features is None else "--features")
     names = args.features or [f"x{j}" for j in range(args.dims)]
     domains = resolve_domains(args.grid, names)
     the_plan = plan(request_from(PlanRequest, vars(args)), domains=domains,

@@ -25,7 +25,7 @@ from dprect.app.products import foreign
 from dprect.app.spine import Prepared, Reporter, Summary, run_release
 from dprect.app.table_run import checked_seed
 from dprect.core.accounting import Guarantee
-from dprect.core.domains import Domain, GridArg, resolve_domains
+from dprect.core.domains import Domain, GridArg, check_dims, resolve_domains
 from dprect.core.errors import ParameterError
 from dprect.core.expectation import (
     DEFAULT_TARGET_SHARE,
@@ -110,6 +110,7 @@ def fit_settings(values: Mapping[str, Any], name: Callable[[str], str] = str) ->
     source = Source(values["input"], values["features"], values["label"],
                     format=values["format"], where=values["where"],
                     version=values["version"], timestamp=values["timestamp"])
+    check_dims(len(source.features), name("features"))
     ledger = LedgerSettings.build(values["ledger"], values["dataset"], values["run_id"],
                                   values["cap_epsilon"], values["cap_delta"],
                                   names_results=True, name=name)  # its results table's row too

@@ -50,6 +50,11 @@ from dprect.core.validation import repeat_at
 Side = Literal["hi", "lo"]
 
 _MAX_GRID_SIZE = 2**53  # bins indexed exactly by float64 arithmetic
+#: the most features a plan or a fit accepts (docs/operations.md, refused inputs): with
+#: R = 2d rounds the tie bits reach 2^b >= R/TIE_OVERSHOOT = 100R within their cap of 2^20
+#: (dprect.core.ties) up to d = 5,242, and the plan's rounds, its JSON and the accountant's
+#: search over k <= R all grow with d; 4,096 = 4 x the Spark engine's tested 1,024
+MAX_DIMS = 4096
 
 
 class Domain(ABC):
@@ -587,6 +592,15 @@ def resolve_domains(grid: GridArg, features: list[str]) -> list[Domain]:
         if not isinstance(d, Domain):
             raise ParameterError(f"grid[{i}] must be a Domain, got {d!r}")
     return domains
+
+
+def check_dims(count: int, what: str) -> int:
+    """``count`` features, refused (one line naming ``what``, an option or argument)
+    above :data:`MAX_DIMS`: checked before any list of that length is built."""
+    if count > MAX_DIMS:
+        raise ParameterError(f"{what} gives {count:,} features, more than the limit of "
+                             f"{MAX_DIMS:,} features (MAX_DIMS)")
+    return count
 
 
 def feature_names(features: Sequence[str] | None, dims: int) -> list[str]:

@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from dprect.core.validation import check_open_unit, check_positive_int
@@ -56,6 +57,8 @@ def positives_needed(predicted: float, target_share: float = DEFAULT_TARGET_SHAR
     """The smallest N with predicted / N ≤ ``target_share`` (at least 1)."""
     alpha = check_open_unit(target_share, "target_share")
     ratio = max(0.0, float(predicted)) / alpha
+    if math.isinf(ratio) and math.isfinite(predicted):  # past float64 (a tiny target)
+        return math.ceil(Fraction(predicted) / Fraction(alpha))
     return max(1, math.ceil(ratio * (1 - 1e-12)))  # 13503 / 0.05 is 270060, not 270061
 
 

@@ -79,6 +79,7 @@ from dprect.core.domains import (
     FloatOrder,
     GridArg,
     Side,
+    check_dims,
     feature_names,
     resolve_domains,
 )
@@ -938,6 +939,7 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
     domains = _plan_domains(domains, dims, grid)
     if not isinstance(domains, list | tuple) or len(domains) == 0:
         raise ParameterError("domains must be a non-empty list (one domain per feature)")
+    check_dims(len(domains), "domains")
     for i, d in enumerate(domains):
         if not isinstance(d, Domain):
             raise ParameterError(f"domains[{i}] must be a Domain, got {d!r}")
@@ -1352,7 +1354,8 @@ def _plan_domains(domains: list[Domain] | None, dims: int | None, grid: GridArg
     if dims is None:
         raise ParameterError("give dims (the number of features) or domains "
                              "(one per feature)")
-    return resolve_domains(grid, feature_names(None, check_positive_int(dims, "dims")))
+    return resolve_domains(grid, feature_names(None, check_dims(check_positive_int(
+        dims, "dims"), "dims")))
 
 
 def _limit_message(epsilon: float, over: dict[str, _OverLimit]) -> str:

@@ -259,3 +259,23 @@ def test_plan_positives_needed_agrees_with_the_measured_smallest_n():
             assert 0.95 <= found["n_min"] / needed <= 1.15, (method, d, found, needed)
             checked += 1
     assert checked >= 8
+
+
+def test_positives_needed_past_the_float_range():
+    """A tiny target share whose N overflows float64 (on main an OverflowError: `dprect
+    plan --positives 9223372036854775807 --target-share 1e-300` exited 1 "internal
+    error"): the exact smallest N, not a crash."""
+    from fractions import Fraction
+
+    got = positives_needed(1e10, 1e-300)
+    assert got == math.ceil(Fraction(1e10) / Fraction(1e-300))
+    assert Fraction(1e10) / got <= Fraction(1e-300) < Fraction(1e10) / (got - 1)
+
+
+def test_plan_with_a_tiny_target_share_at_a_huge_estimate(capsys):
+    from cli_run import run
+
+    code, out, err = run(["plan", "--dims", "2", "--positives", str(2**63 - 1),
+                          "--target-share", "1e-300", "--epsilon", "1", "--delta", "1e-6"],
+                         capsys)
+    assert code == 0 and err == "" and "N for <= 1e-298% outside" in out

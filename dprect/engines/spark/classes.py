@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from dprect.core.classes import ClassesResult, checked_charge, class_labels, class_seeds
-from dprect.core.domains import GridArg, feature_names, resolve_domains
+from dprect.core.domains import GridArg, check_dims, feature_names, resolve_domains
 from dprect.core.errors import ParameterError
 from dprect.core.planner import plan as make_plan
 from dprect.core.request import FitRequest
@@ -56,6 +56,7 @@ def fit_dataframe_classes(df: DataFrame, *, features: Sequence[str], label: str,
     The same seed gives the same rectangles as :func:`dprect.fit` on the same rows."""
     if request.classes is None:
         raise ParameterError("fit_dataframe_classes needs a request with classes")
+    check_dims(len(features), "features")
     names = feature_names(list(features), len(features))
     doms = resolve_domains(grid, names)
     the_plan = make_plan(request.budget(), domains=doms, auto_count=False)

@@ -24,7 +24,7 @@ from pyspark.util import InheritableThread
 
 from dprect.core.algorithms import box_first_query, resolve_auto, run_plan
 from dprect.core.contest import Tally
-from dprect.core.domains import GridArg, feature_names, resolve_domains
+from dprect.core.domains import GridArg, check_dims, feature_names, resolve_domains
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.planner import Plan
 from dprect.core.planner import plan as make_plan
@@ -270,6 +270,7 @@ def prepare_fit(
     """
     req = make_request(FitRequest, request, options, "prepare_fit")
     listed = [features] if isinstance(features, str) else list(features)
+    check_dims(len(listed), "features")
     names = feature_names(listed, len(listed))
     if not names:
         raise ParameterError("give at least one feature column")
