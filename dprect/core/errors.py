@@ -7,13 +7,34 @@ line and a non-zero exit code) never have to read a traceback.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 
 class DprectError(ValueError):
     """Base class of the errors dprect raises for bad parameters or bad input."""
 
 
 class ParameterError(DprectError):
-    """A parameter (ε, δ, β, a grid, a seed, a method name, ...) is invalid."""
+    """A parameter (ε, δ, β, a grid, a seed, a method name, ...) is invalid.
+
+    With ``parameter`` (the Python name of the option it refuses, ``interval_level``) the
+    message is that name followed by ``message``; a front end spells the name in its own
+    words (:meth:`spelled`: ``--interval-level``, ``aggregate.interval_level``)."""
+
+    def __init__(self, message: str, *, parameter: str | None = None) -> None:
+        self.parameter, self.detail = parameter, message
+        super().__init__(message if parameter is None else parameter + message)
+
+    def __reduce__(self) -> tuple[object, ...]:  # keyword-only: pickled by hand
+        return _parameter_error, (self.detail, self.parameter)
+
+    def spelled(self, name: Callable[[str], str]) -> str:
+        """The message with its parameter named by ``name`` (its own text without one)."""
+        return str(self) if self.parameter is None else name(self.parameter) + self.detail
+
+
+def _parameter_error(message: str, parameter: str | None) -> ParameterError:
+    return ParameterError(message, parameter=parameter)
 
 
 class InputDataError(DprectError):

@@ -1189,8 +1189,8 @@ def continuous_axes(names: Sequence[str], features: Sequence[str] | None, dims: 
     listed = feature_names(None if features is None else list(features), dims)
     unknown = [n for n in names if n not in listed]
     if unknown:
-        raise ParameterError(f"continuous names {unknown[0]!r}, which is not one of the "
-                             f"features")
+        raise ParameterError(f" names {unknown[0]!r}, which is not one of the features",
+                             parameter="continuous")
     return frozenset(listed.index(n) for n in names)
 
 
