@@ -251,14 +251,15 @@ def option_names() -> frozenset[str]:
 
 
 def in_words(exc: BaseException, name: Callable[[str], str]) -> BaseException:
-    """``exc`` as a front end reports it: a core :class:`ParameterError` that refuses a
-    run option by its Python name (its ``parameter``, one of :func:`option_names`) made
-    again with the option named by ``name`` (``--interval-level``,
+    """``exc`` as a front end reports it: a core :class:`ParameterError` that names run
+    options by their Python names (its ``parameters``, those of :func:`option_names`)
+    made again with each option named by ``name`` (``--interval-level``,
     ``aggregate.interval_level``); any other exception as it is. The Python API reports
     the core's own words (its keywords are the Python names)."""
-    if isinstance(exc, ParameterError) and exc.parameter in option_names():
-        return ParameterError(exc.spelled(name))
-    return exc
+    if not isinstance(exc, ParameterError) or not exc.parameters:
+        return exc
+    options = option_names()
+    return ParameterError(exc.spelled(lambda p: name(p) if p in options else p))
 
 
 def open_run(report: Reporter, sinks: Sequence[Sink], inputs: Sequence[tuple[str, str | None]],

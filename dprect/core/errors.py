@@ -19,21 +19,33 @@ class ParameterError(DprectError):
 
     With ``parameter`` (the Python name of the option it refuses, ``interval_level``) the
     message is that name followed by ``message``; a front end spells the name in its own
-    words (:meth:`spelled`: ``--interval-level``, ``aggregate.interval_level``)."""
+    words (:meth:`spelled`: ``--interval-level``, ``aggregate.interval_level``). A
+    ``message`` that names other options is a tuple of its pieces, text and option names
+    in turn (``(" needs N: give ", "positives", " ...")``)."""
 
-    def __init__(self, message: str, *, parameter: str | None = None) -> None:
+    def __init__(self, message: str | tuple[str, ...], *,
+                 parameter: str | None = None) -> None:
         self.parameter, self.detail = parameter, message
-        super().__init__(message if parameter is None else parameter + message)
+        super().__init__(self.spelled(str))
 
     def __reduce__(self) -> tuple[object, ...]:  # keyword-only: pickled by hand
         return _parameter_error, (self.detail, self.parameter)
 
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        """Every option the message names: ``parameter`` first, then the message's."""
+        named = self.detail[1::2] if isinstance(self.detail, tuple) else ()
+        return (*(() if self.parameter is None else (self.parameter,)), *named)
+
     def spelled(self, name: Callable[[str], str]) -> str:
-        """The message with its parameter named by ``name`` (its own text without one)."""
-        return str(self) if self.parameter is None else name(self.parameter) + self.detail
+        """The message with every option it names (:attr:`parameters`) named by ``name``."""
+        pieces = self.detail if isinstance(self.detail, tuple) else (self.detail,)
+        text = "".join(name(p) if i % 2 else p for i, p in enumerate(pieces))
+        return text if self.parameter is None else name(self.parameter) + text
 
 
-def _parameter_error(message: str, parameter: str | None) -> ParameterError:
+def _parameter_error(message: str | tuple[str, ...], parameter: str | None
+                     ) -> ParameterError:
     return ParameterError(message, parameter=parameter)
 
 

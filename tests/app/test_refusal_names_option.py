@@ -85,6 +85,22 @@ def test_a_refused_option_is_named_by_its_flag(
         assert named is None, (bad, lines[-1])
 
 
+@pytest.mark.parametrize("extra", [["--method", "randmargins"], ["--method", "quantiles"],
+                                   ["--classes", "a,b"]],
+                         ids=["randmargins", "quantiles", "classes"])
+def test_a_refusal_naming_several_options_names_each_by_its_flag(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str]) -> None:
+    """``--target-miss`` a run cannot use, or without the N it needs: the message names
+    ``--method`` and ``--positives`` as well, each by its flag."""
+    code, _, err = run(["fit", "--input", str(tmp_path / "absent.parquet"),
+                        *[a.format(tmp=tmp_path) for a in BASE["fit"]], "--target-miss",
+                        "0.1", *extra], capsys)
+    (line,) = messages(err)
+    assert code == 2 and line.startswith("dprect: error: --target-miss "), line
+    assert "--positives" in line or "--method=" in line, line
+    assert _python_name(line, "dprect: error: ") is None, line
+
+
 @pytest.mark.parametrize(("key", "bad", "says"), [
     ("interval_level", "1.5", "must be a number in (0, 1), got 1.5"),
     ("query_epsilon", "0", "must be a finite number > 0, got 0.0"),
