@@ -29,7 +29,7 @@ class ParameterError(DprectError):
         super().__init__(self.spelled(str))
 
     def __reduce__(self) -> tuple[object, ...]:  # keyword-only: pickled by hand
-        return _parameter_error, (self.detail, self.parameter)
+        return _parameter_error, (type(self), self.detail, self.parameter)
 
     @property
     def parameters(self) -> tuple[str, ...]:
@@ -44,9 +44,9 @@ class ParameterError(DprectError):
         return text if self.parameter is None else name(self.parameter) + text
 
 
-def _parameter_error(message: str | tuple[str, ...], parameter: str | None
-                     ) -> ParameterError:
-    return ParameterError(message, parameter=parameter)
+def _parameter_error(kind: type[ParameterError], message: str | tuple[str, ...],
+                     parameter: str | None) -> ParameterError:
+    return kind(message, parameter=parameter)
 
 
 class InputDataError(DprectError):

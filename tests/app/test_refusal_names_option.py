@@ -14,6 +14,7 @@ not exist: nothing is read or written)."""
 
 from __future__ import annotations
 
+import pickle
 import re
 from pathlib import Path
 
@@ -128,3 +129,10 @@ def test_the_api_keeps_its_keyword() -> None:
                                              r"\(0, 1\), got 1\.5$") as refused:
         check_level(1.5)
     assert refused.value.parameter == "interval_level"
+    # an error that crosses a process (a Spark task's) keeps its class and its option
+    from dprect.app.jobs_support import ConfigError
+
+    for error in (refused.value, ConfigError(" is required", parameter="epsilon")):
+        again = pickle.loads(pickle.dumps(error))
+        assert type(again) is type(error) and str(again) == str(error)
+        assert again.spelled(lambda p: f"--{p}") == error.spelled(lambda p: f"--{p}")
