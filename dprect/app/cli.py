@@ -703,7 +703,10 @@ def _main(argv: Sequence[str] | None) -> int:
         # parameters, schema, paths: one line; an OS error by its number and path, never
         # its text (describe_failure's line for both)
         if isinstance(exc, DprectError) or os_error_number(exc) is not None:
-            print(f"dprect: error: {describe_failure(exc)[1]}", file=sys.stderr)
+            from dprect.app.spine import in_words  # a core refusal names the flag
+
+            print(f"dprect: error: {describe_failure(in_words(exc, flag))[1]}",
+                  file=sys.stderr)
             return EXIT_USAGE
         if os.environ.get("DPRECT_DEBUG"):  # Spark or internal: by class or type only
             import traceback

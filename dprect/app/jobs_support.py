@@ -556,13 +556,16 @@ def job_main(prog: str, description: str, section: str, schema: Schema,
         section_values(doc, "spark", SPARK_OPTIONS)
         return body(doc, args.config)
 
-    return run_job(prog, checked)
+    return run_job(prog, checked, lambda key: f"{section}.{key}")
 
 
-def run_job(prog: str, body: Callable[[], int | None]) -> int:
+def run_job(prog: str, body: Callable[[], int | None],
+            name: Callable[[str], str] | None = None) -> int:
     """Run ``body`` and turn any failure into one line on stderr (:func:`report_error`)
     and an exit code (an interrupt, SIGINT: ``<prog>: interrupted`` and 130; SIGTERM,
-    raised as an interrupt inside: ``<prog>: terminated`` and 143)."""
+    raised as an interrupt inside: ``<prog>: terminated`` and 143). With ``name`` (a
+    job's config keys: ``aggregate.interval_level``) a core refusal of an option names
+    its key (:func:`dprect.app.spine.in_words`)."""
     try:
         with sigterm_interrupts():
             code = body()
@@ -573,6 +576,10 @@ def run_job(prog: str, body: Callable[[], int | None]) -> int:
         from dprect.release.guarded import interrupt_in
 
         stop = interrupt_in(exc)
+        if stop is None and name is not None:
+            from dprect.app.spine import in_words
+
+            exc = in_words(exc, name)
         code, message = describe_failure(exc if stop is None else stop)
         if code == EXIT_INTERNAL and os.environ.get("DPRECT_DEBUG"):
             traceback.print_exc()

@@ -250,6 +250,18 @@ def option_names() -> frozenset[str]:
                               for s in option_specs(p.request)})
 
 
+def in_words(exc: BaseException, name: Callable[[str], str]) -> BaseException:
+    """``exc`` as a front end reports it: a core :class:`ParameterError` that names run
+    options by their Python names (its ``parameters``, those of :func:`option_names`)
+    made again with each option named by ``name`` (``--interval-level``,
+    ``aggregate.interval_level``); any other exception as it is. The Python API reports
+    the core's own words (its keywords are the Python names)."""
+    if not isinstance(exc, ParameterError) or not exc.parameters:
+        return exc
+    options = option_names()
+    return ParameterError(exc.spelled(lambda p: name(p) if p in options else p))
+
+
 def open_run(report: Reporter, sinks: Sequence[Sink], inputs: Sequence[tuple[str, str | None]],
              ledger: LedgerSettings | None, seed: int | None, what: str) -> str:
     """The public checks every run starts with, and its run id: no two outputs, inputs (a
@@ -385,5 +397,5 @@ def run_release(product: Product, route: Any, report: Reporter | None = None) ->
 
 
 __all__ = ["Prepared", "Product", "Reporter", "RunSettings", "Summary", "failure_line",
-           "open_run", "public_request", "release_or_replay", "run_release",
+           "in_words", "open_run", "public_request", "release_or_replay", "run_release",
            "seeded_run_quietly", "silent"]

@@ -641,7 +641,7 @@ class DescribePlan:
 def _check_epsilon(x: object, name: str) -> float:
     if isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x) \
             or not x > 0:
-        raise ParameterError(f"{name} must be a finite number > 0, got {x!r}")
+        raise ParameterError(f" must be a finite number > 0, got {x!r}", parameter=name)
     return float(x)
 
 
@@ -670,8 +670,8 @@ def plan_describe(epsilon: float, columns: int, *, delta: float | None = None,
     stats = tuple(statistics)
     for s in stats:
         if s not in STATISTICS + SPREAD:
-            raise ParameterError(f"statistics must be among "
-                                 f"{', '.join(STATISTICS + SPREAD)}, got {s!r}")
+            raise ParameterError(f" must be among {', '.join(STATISTICS + SPREAD)}, "
+                                 f"got {s!r}", parameter="statistics")
     if len(set(stats)) != len(stats):
         raise ParameterError("a statistic is named twice")
     eps_ar, _ = add_remove_budget(eps, float(delta), nb)

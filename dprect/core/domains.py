@@ -550,9 +550,10 @@ def parse_grid_spec(spec: str | None, features: list[str]) -> list[Domain]:
             raise ParameterError(f"grid entry {item!r} must look like name=SPEC")
         name, value = (part.strip() for part in item.split("=", 1))
         if name in by_name:
-            raise ParameterError(f"grid names feature {name!r} twice")
+            raise ParameterError(f" names feature {name!r} twice", parameter="grid")
         if name not in features:
-            raise ParameterError(f"grid names {name!r}, which is not one of the features")
+            raise ParameterError(f" names {name!r}, which is not one of the features",
+                                 parameter="grid")
         by_name[name] = parse_domain(value)
     missing = [f for f in features if f not in by_name]
     if missing:

@@ -112,7 +112,7 @@ def check_level(level: object, name: str = "interval_level") -> float:
     """The stated level: a finite number in (0, 1)."""
     if isinstance(level, bool) or not isinstance(level, int | float) \
             or not math.isfinite(level) or not 0 < level < 1:
-        raise ParameterError(f"{name} must be a number in (0, 1), got {level!r}")
+        raise ParameterError(f" must be a number in (0, 1), got {level!r}", parameter=name)
     return float(level)
 
 

@@ -1004,15 +1004,18 @@ def plan(request: PlanRequest | None = None, /, *, domains: list[Domain] | None 
     if paper and delta == 0.0:
         excluded["randmargins"] = "the paper's accounting needs delta > 0"
     if req.target_miss and "quantiles" not in wanted and "quantiles" not in over:
-        why = (f"method={method.value} never draws it" if not auto else
-               "a classes' fit counts no positives, so auto weighs the box only at a "
-               "public N: give positives, an estimate of each class's positive rows")
-        raise ParameterError(f"target_miss aims the quantiles method's box, which this run "
-                             f"cannot choose ({why}); leave target_miss out")
+        why = (("", "method", f"={method.value} never draws it") if not auto else
+               ("a classes' fit counts no positives, so auto weighs the box only at a "
+                "public N: give ", "positives", ", an estimate of each class's positive "
+                "rows"))
+        raise ParameterError((" aims the quantiles method's box, which this run cannot "
+                              f"choose ({why[0]}", why[1], f"{why[2]}); leave ",
+                              "target_miss", " out"), parameter="target_miss")
     if req.target_miss and sizing.positives is None and not (
             auto and auto_count) and "quantiles" in wanted:
-        raise ParameterError("target_miss needs N: give positives (a public estimate of "
-                             "the positive rows) or use method='auto', which counts them")
+        raise ParameterError((" needs N: give ", "positives", " (a public estimate of the "
+                              "positive rows) or use ", "method", "='auto', which counts "
+                              "them"), parameter="target_miss")
     if (auto and auto_count and sizing.positives is None and len(candidates) >= 2
             and (chosen.method == "randmargins" or "quantiles" in candidates)):
         counted = _counting_candidates(req, list(domains), order, ip_beta, margin_law.value,
@@ -1191,8 +1194,8 @@ def continuous_axes(names: Sequence[str], features: Sequence[str] | None, dims: 
     listed = feature_names(None if features is None else list(features), dims)
     unknown = [n for n in names if n not in listed]
     if unknown:
-        raise ParameterError(f"continuous names {unknown[0]!r}, which is not one of the "
-                             f"features")
+        raise ParameterError(f" names {unknown[0]!r}, which is not one of the features",
+                             parameter="continuous")
     return frozenset(listed.index(n) for n in names)
 
 

@@ -397,7 +397,7 @@ def plan_quantiles(quantiles: Sequence[float | Fraction | str], epsilon: float, 
     if beta is None:  # the aggregate request's default (its accuracy statements' β)
         beta = _DESCRIBE_BETA
     if not (isinstance(beta, float | int) and 0 < beta < 1):
-        raise ParameterError("beta must be a number in (0, 1)")
+        raise ParameterError(" must be a number in (0, 1)", parameter="beta")
     level = check_level(interval_level)
     if resolution is None:
         resolution = QUANTILE_DIGITS if grid == "decimal" else QUANTILE_BITS

@@ -135,8 +135,8 @@ def check_run_epsilon(value: object, name: str = "epsilon") -> float:
     least :data:`MIN_EPSILON`; :class:`ParameterError` naming the option otherwise."""
     eps = check_epsilon(value, name)
     if eps < MIN_EPSILON:
-        raise ParameterError(f"{name} must be at least {MIN_EPSILON:g} (no table has the "
-                             f"rows to carry a signal below it), got {value!r}")
+        raise ParameterError(f" must be at least {MIN_EPSILON:g} (no table has the rows "
+                             f"to carry a signal below it), got {value!r}", parameter=name)
     return eps
 
 
@@ -209,10 +209,11 @@ def check_names(value: object, name: str) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [v.strip() for v in value.split(",") if v.strip()]
     if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-        raise ParameterError(f"{name} must be a list of feature names, got {value!r}")
+        raise ParameterError(f" must be a list of feature names, got {value!r}",
+                             parameter=name)
     names = tuple(str(v) for v in value)
     if (i := repeat_at(list(names))) is not None:
-        raise ParameterError(f"{name} names feature {names[i]!r} twice")
+        raise ParameterError(f" names feature {names[i]!r} twice", parameter=name)
     return names
 
 
@@ -283,8 +284,9 @@ def coverage_alpha(coverage: float) -> Fraction:
     if exact.denominator > COVERAGE_DENOMINATOR:
         exact = exact.limit_denominator(COVERAGE_DENOMINATOR)
     if not 0 < exact < 1:
-        raise ParameterError(f"coverage must be in (0, 1) at a resolution of "
-                             f"1/{COVERAGE_DENOMINATOR:,}, got {coverage!r}")
+        raise ParameterError(f" must be in (0, 1) at a resolution of "
+                             f"1/{COVERAGE_DENOMINATOR:,}, got {coverage!r}",
+                             parameter="coverage")
     return (1 - exact) / 2
 
 

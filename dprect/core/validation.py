@@ -19,28 +19,30 @@ def _is_real(value: object) -> TypeGuard[numbers.Real]:
 def check_epsilon(value: object, name: str = "epsilon") -> float:
     """ε must be a finite real number > 0."""
     if not _is_real(value) or not math.isfinite(float(value)) or float(value) <= 0:
-        raise ParameterError(f"{name} must be a finite number > 0, got {value!r}")
+        raise ParameterError(f" must be a finite number > 0, got {value!r}", parameter=name)
     return float(value)
 
 
 def check_open_unit(value: object, name: str) -> float:
     """A probability strictly inside (0, 1): δ, β, ρ."""
     if not _is_real(value) or not (0.0 < float(value) < 1.0):
-        raise ParameterError(f"{name} must be a number in the open interval (0, 1), got {value!r}")
+        raise ParameterError(f" must be a number in the open interval (0, 1), got {value!r}",
+                             parameter=name)
     return float(value)
 
 
 def check_delta(value: object, name: str = "delta") -> float:
     """A total δ in [0, 1): 0 asks for pure DP (only methods that need no δ can meet it)."""
     if not _is_real(value) or not (0.0 <= float(value) < 1.0):
-        raise ParameterError(f"{name} must be a number in [0, 1), got {value!r}")
+        raise ParameterError(f" must be a number in [0, 1), got {value!r}", parameter=name)
     return float(value)
 
 
 def check_positive_int(value: object, name: str, minimum: int = 1) -> int:
     """An integer ≥ ``minimum`` (bools are refused)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < minimum:
-        raise ParameterError(f"{name} must be an integer >= {minimum}, got {value!r}")
+        raise ParameterError(f" must be an integer >= {minimum}, got {value!r}",
+                             parameter=name)
     return int(value)
 
 

@@ -388,8 +388,8 @@ def test_plan_positives_prints_the_share_and_the_positives_needed(capsys):
 
 
 @pytest.mark.parametrize("extra,message", [
-    (["--positives", "0"], "positives must be an integer >= 1"),
-    (["--target-share", "1.5"], "target_share must be a number in the open interval"),
+    (["--positives", "0"], "--positives must be an integer >= 1"),
+    (["--target-share", "1.5"], "--target-share must be a number in the open interval"),
 ])
 def test_bad_estimates_exit_2(table, tmp_path, extra, message, capsys):
     assert main(["plan", "--epsilon", "1", "--delta", "1e-6", "--dims", "2", *extra]) == 2
@@ -536,7 +536,7 @@ def test_negative_numbers_are_option_values(capsys):
     for value in ("-1e-6", "-.5", "-2"):
         assert main(["plan", "--epsilon", "1", "--delta", value, "--dims", "1"]) == 2
         err = capsys.readouterr().err
-        assert err.count("\n") == 1 and "delta must be a number in [0, 1)" in err, err
+        assert err.count("\n") == 1 and "--delta must be a number in [0, 1)" in err, err
 
 
 def test_help_renders_percent_signs(capsys):

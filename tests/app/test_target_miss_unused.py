@@ -61,5 +61,5 @@ def test_the_command_line_refuses_before_the_ledger(
                         "0.1", "--output", str(tmp_path / "r.json"), "--ledger",
                         str(ledger), "--dataset", "ds", *extra], capsys)
     assert code == 2, err
-    assert len(messages(err)) == 1 and UNUSED in err
+    assert len(messages(err)) == 1 and f"--{UNUSED.replace('_', '-')}" in err, err
     assert not (tmp_path / "r.json").exists() and Ledger(str(ledger)).runs("ds") == []

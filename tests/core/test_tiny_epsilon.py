@@ -128,7 +128,7 @@ def test_the_cli_refuses_below_the_floor_in_one_line_and_charges_nothing(
     captured = capsys.readouterr()
     assert code == 2
     assert captured.err.splitlines() == [
-        "dprect: error: epsilon must be at least 1e-12 (no table has the rows to carry "
+        "dprect: error: --epsilon must be at least 1e-12 (no table has the rows to carry "
         "a signal below it), got 1e-300"]
     assert not out.exists()
     assert main(["budget", "show", "--ledger", ledger, "t", "--json"]) == 2

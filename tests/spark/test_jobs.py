@@ -861,7 +861,7 @@ def test_bad_parameters_fail_before_spark_starts(tmp_path: Path,
                                        f"output={tmp_path / 'r.json'}"))
     err = capsys.readouterr().err.strip()
     assert code == EXIT_BAD_INPUT
-    assert err == "fit_rectangle: error: epsilon must be a finite number > 0, got -1.0"
+    assert err == "fit_rectangle: error: fit.epsilon must be a finite number > 0, got -1.0"
     assert not (tmp_path / "r.json").exists()
 
 
