@@ -71,7 +71,9 @@ def plain_text() -> Iterator[None]:
     before, byte for byte. matplotlib's warnings about the drawing are not shown: they
     quoted a name's characters raw (``Glyph 27 (\x1b) missing from font(s)``: a terminal
     escape of a key found privately) and the renderer's source line, several lines on
-    stderr of a run that succeeded."""
+    stderr of a run that succeeded. Without matplotlib it names the ``plot`` extra
+    (:func:`~dprect.core.extras.require`), as every plotter does."""
+    require("plot")
     import matplotlib
 
     with matplotlib.rc_context({"text.parse_math": False, "text.usetex": False}), \
