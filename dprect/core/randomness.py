@@ -266,10 +266,10 @@ class RandomSource:
     """
 
     def __init__(self, seed: int | None = None) -> None:
-        if check_seed(seed) is None:
+        seed = check_seed(seed)
+        if seed is None:
             self._init_os()
         else:
-            assert seed is not None
             self._init_seeded(seed)
             warnings.warn(SEEDED_WARNING, UserWarning, stacklevel=caller_level())
 

@@ -62,7 +62,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from dprect.core.extras import require
 from dprect.release.aggregate_record import BELOW_ROW_NEED, rows_needed
-from dprect.release.plotting import plain_text
+from dprect.release.plotting import plain_text, png_bytes
 from dprect.release.row_pass import RowPass
 from dprect.release.sinks import FileSink, Release, Write, check_png_path, file_write
 
@@ -502,8 +502,6 @@ def _grouped(record: Mapping[str, Any], columns: list[str], per_column: dict[str
 def png(fig: Figure) -> bytes:
     """The PNG bytes of an aggregate's figure (:func:`dprect.release.plotting.png_bytes`:
     every text drawn as it is)."""
-    from dprect.release.plotting import png_bytes
-
     return png_bytes(fig)
 
 
