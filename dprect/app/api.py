@@ -10,6 +10,7 @@ budget is planned once (:func:`dprect.core.planner.plan`) and the plan run on an
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, Unpack, overload
@@ -37,7 +38,7 @@ from dprect.core.labels import (
     resolve_positive_label,
 )
 from dprect.core.planner import Plan, plan
-from dprect.core.randomness import RandomSource, check_seed
+from dprect.core.randomness import SEEDED_WARNING, RandomSource, caller_level, check_seed
 from dprect.core.reading import (
     check_invalid_rows,
     check_table,
@@ -504,8 +505,10 @@ def _class_fit(X: object, y: object, request: FitRequest, selection: SelectionPl
     run = guarantee if selection is None \
         else checked_composition(guarantee, selection, len(listed))
     with charged(budget, run, "classes", names) as ticket:  # ONE charge for every class
+        if seed is not None:  # once a run, at the caller's line: not once a class
+            warnings.warn(SEEDED_WARNING, UserWarning, stacklevel=caller_level())
         kept, past_cap = ([], 0) if selection is None \
-            else select_classes(selection, counts, RandomSource(seed=seed), len(listed))
+            else select_classes(selection, counts, _quiet_source(seed), len(listed))
         values = [*listed, *(LabelText(k) for k in kept)]
         engines += [_in_memory(X, y, grid, names, request.invalid_rows, v)[2]
                     for v in values[len(listed):]]
@@ -562,9 +565,17 @@ def label_counts(y: object, rows: int, column: str = "y",
     return unlisted_candidates(label_candidates(pairs, kind), listed, kind, column)
 
 
+def _quiet_source(seed: int | None) -> RandomSource:
+    """A class's (or the selection's) source in a classes' fit, without its own seeded
+    warning: :func:`_class_fit` warns once for the whole run."""
+    from dprect.app.spine import seeded_run_quietly
+
+    return seeded_run_quietly(lambda: RandomSource(seed=seed))
+
+
 def _seeded_run(engine: Engine, domains: list[Domain], names: list[str], the_plan: Plan,
                 *, seed: int | None) -> FitResult:
-    return run_plan(engine, domains, names, the_plan, RandomSource(seed=seed))
+    return run_plan(engine, domains, names, the_plan, _quiet_source(seed))
 
 
 def fit_selected_classes(X: object, y: object, request: FitRequest,
