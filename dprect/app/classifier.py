@@ -64,6 +64,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import sys
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -153,12 +154,11 @@ def _category_values(y: Any) -> Any:
     type — integer and boolean categories in pandas' nullable dtype, so a missing label
     stays missing (no class) and the labels stay integers; text categories as pandas'
     text column. Any other y is returned as it is. Decided by y's dtype only."""
-    dtype = getattr(y, "dtype", None)
+    dtype: Any = getattr(y, "dtype", None)
     if type(dtype).__name__ != "CategoricalDtype" or \
             type(dtype).__module__.split(".")[0] != "pandas":
         return y
-    import pandas as pd
-
+    pd: Any = sys.modules["pandas"]  # loaded: y is one of its objects (never imported here)
     categories = dtype.categories
     nullable = _nullable(categories.dtype) if isinstance(categories.dtype, np.dtype) \
         else None
