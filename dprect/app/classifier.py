@@ -473,7 +473,7 @@ class RectangleClassifier(ClassifierMixin, BaseEstimator):
                 raise ParameterError("selection_epsilon and selection_delta need "
                                      "select_groups")
             forget = self._check_same_data(X_arr, y_in)
-            listed = None if self.classes is None else check_classes(self.classes)
+            listed = None if self.classes is None else self._listed(y_in)
             selected = _released(forget, lambda: fit(
                 X_arr, y_in, classes=listed, select_groups=True,
                 selection_epsilon=self.selection_epsilon,
@@ -495,13 +495,21 @@ class RectangleClassifier(ClassifierMixin, BaseEstimator):
                 X_arr, np.searchsorted(classes, y_arr),
                 classes=list(range(len(classes))), **options))
         else:
-            listed = check_classes(self.classes)  # fit's check, before anything is charged
+            listed = self._listed(y_in)  # fit's check, before anything is charged
             classes = _class_array(listed)
             forget = self._check_same_data(X_arr, y_in)
             result = _released(forget, lambda: fit(X_arr, y_in, classes=listed,
                                                    **options))
         self.classes_, self.result_ = classes, result
         return self
+
+    def _listed(self, y: Any) -> list[Any]:
+        """The public class list, checked as :func:`dprect.fit` checks it: a pair y's
+        labels read as one refused naming y's kind, then the list's own check."""
+        from dprect.app.api import check_classes_of_y
+
+        check_classes_of_y(self.classes, y)
+        return check_classes(self.classes)
 
     def _scores(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "result_")
