@@ -10,6 +10,7 @@ budget is planned once (:func:`dprect.core.planner.plan`) and the plan run on an
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, Unpack, overload
@@ -34,10 +35,11 @@ from dprect.core.labels import (
     LabelText,
     PositiveLabel,
     check_label_value,
+    label_key,
     resolve_positive_label,
 )
 from dprect.core.planner import Plan, plan
-from dprect.core.randomness import RandomSource, check_seed
+from dprect.core.randomness import SEEDED_WARNING, RandomSource, caller_level, check_seed
 from dprect.core.reading import (
     check_invalid_rows,
     check_table,
@@ -118,6 +120,41 @@ def label_kind(y: object, y_arr: np.ndarray, column: str = "y") -> str:
         if kind in ("i", "u", "f"):
             return "numeric"
     return label_kind_of_dtype(y_arr.dtype, column)
+
+
+def check_classes_of_y(classes: object, y: object, column: str = "y") -> None:
+    """Two listed classes that y's labels read as one label (``True`` and ``1`` for
+    boolean labels, ``1`` and ``1.0`` for numbers) refused naming y's own kind — from
+    y's dtype and the list only, before the list's own check
+    (:func:`~dprect.core.labels.check_classes`), which refuses every pair some type of
+    label column reads as one and names the first such type it tries (numeric: "a
+    numeric column" for a pair of a boolean y). An untyped y (a list, an object array),
+    a dtype that holds no labels, and a class that is no label or that y's kind cannot
+    hold are left to the checks that refuse them."""
+    if not (isinstance(y, np.ndarray) or hasattr(y, "dtype")) \
+            or isinstance(classes, str | bytes) or not isinstance(classes, Sequence):
+        return
+    try:
+        rows: Any = getattr(y, "iloc", y)
+        head = rows[:0]  # no row: the dtype only (pandas' rows by position)
+        kind = label_kind(y, np.asarray(head), column)
+        values = [check_label_value(v.item() if isinstance(v, np.generic) else v)
+                  for v in classes]
+    except (InputDataError, ParameterError, TypeError):
+        return
+    if kind not in ("numeric", "boolean", "string"):
+        return
+    named: dict[object, str] = {}  # a label of y's kind → the class naming it
+    for value in values:
+        try:
+            read = resolve_positive_label(value, kind, column)
+        except ParameterError:
+            continue  # refused as that class's own label, naming the column
+        key = label_key(value)
+        if named.get(read, key) != key:  # one class twice: the list's own "listed twice"
+            raise ParameterError(f"classes {named[read]!r} and {key!r} name the same "
+                                 f"label of {column} ({kind} labels); list each label once")
+        named[read] = key
 
 
 def _integral_labels(y: object, y_arr: np.ndarray) -> bool:
@@ -372,7 +409,9 @@ def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridAr
         read from the data). Gives a :class:`~dprect.core.classes.ClassesResult`: one
         rectangle per class, each class's negatives every other row (unlisted labels and
         nulls included), all for ONE charge of (ε, δ) — the classes' rows are disjoint,
-        so the runs compose in parallel (docs/privacy.md §12). Refused with
+        so the runs compose in parallel (docs/privacy.md §12); two classes that any
+        type of label reads as one (``True`` and ``1``) are refused, naming y's kind
+        when y's labels are among them (:func:`check_classes_of_y`). Refused with
         ``positive_label`` given as a keyword (even 1: each class is the positive label of
         its own rectangle), as on the command line and in the fit job.
     budget : a :class:`~dprect.PrivacyBudget` shared across calls: the plan's guarantee
@@ -398,6 +437,7 @@ def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridAr
             raise ParameterError("give classes in the request or as a keyword, not both")
         if label_given:
             raise label_beside_classes()
+        check_classes_of_y(classes, y)  # a pair y's kind reads as one, named as y's
         options = {**options, "classes": tuple(classes)}  # type: ignore[typeddict-unknown-key]
     if select_groups or selection_epsilon is not None or selection_delta is not None:
         from dprect.app.flow import fit_selection
@@ -504,8 +544,10 @@ def _class_fit(X: object, y: object, request: FitRequest, selection: SelectionPl
     run = guarantee if selection is None \
         else checked_composition(guarantee, selection, len(listed))
     with charged(budget, run, "classes", names) as ticket:  # ONE charge for every class
+        if seed is not None:  # once a run, at the caller's line: not once a class
+            warnings.warn(SEEDED_WARNING, UserWarning, stacklevel=caller_level())
         kept, past_cap = ([], 0) if selection is None \
-            else select_classes(selection, counts, RandomSource(seed=seed), len(listed))
+            else select_classes(selection, counts, _quiet_source(seed), len(listed))
         values = [*listed, *(LabelText(k) for k in kept)]
         engines += [_in_memory(X, y, grid, names, request.invalid_rows, v)[2]
                     for v in values[len(listed):]]
@@ -562,9 +604,17 @@ def label_counts(y: object, rows: int, column: str = "y",
     return unlisted_candidates(label_candidates(pairs, kind), listed, kind, column)
 
 
+def _quiet_source(seed: int | None) -> RandomSource:
+    """A class's (or the selection's) source in a classes' fit, without its own seeded
+    warning: :func:`_class_fit` warns once for the whole run."""
+    from dprect.app.spine import seeded_run_quietly
+
+    return seeded_run_quietly(lambda: RandomSource(seed=seed))
+
+
 def _seeded_run(engine: Engine, domains: list[Domain], names: list[str], the_plan: Plan,
                 *, seed: int | None) -> FitResult:
-    return run_plan(engine, domains, names, the_plan, RandomSource(seed=seed))
+    return run_plan(engine, domains, names, the_plan, _quiet_source(seed))
 
 
 def fit_selected_classes(X: object, y: object, request: FitRequest,

@@ -36,7 +36,9 @@ rectangles' feature names), lists — under :func:`dprect.fit`'s rules. X is rea
 :func:`dprect.fit` reads it (an untyped table — a list, an object array, a DataFrame's
 object column — value by value, :mod:`dprect.core.reading`: a string or None is NaN, a
 number beyond float64 ±inf); y keeps its own type (a pandas Series its dtype), which decides
-how labels compare with the classes, and the class list gets :func:`dprect.fit`'s check
+how labels compare with the classes — a pandas Categorical y is read as its categories'
+values (scikit-learn's convention), integer and boolean categories in pandas' nullable
+dtype —, and the class list gets :func:`dprect.fit`'s check
 (:func:`dprect.core.labels.check_classes`). A NaN or ±inf feature is allowed: such rows are
 left out of the fit (row-local, inside the guarantee), and in ``predict`` a NaN value lies
 in no rectangle on its axis (it is at distance 1 from any interval on it). A NaN, ±inf or
@@ -62,6 +64,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import sys
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -113,19 +116,76 @@ def _class_array(listed: list[Any]) -> np.ndarray:
     return out
 
 
+def _label_dtype(y: Any, y_arr: np.ndarray) -> np.dtype:
+    """The numpy dtype of y's labels, from its type: a pandas nullable dtype's own
+    (``Int64`` → int64, ``boolean`` → bool; numpy's conversion of a column with a
+    missing value gives float64 or object), else the array's."""
+    dtype = getattr(y, "dtype", None)
+    if dtype is not None and not isinstance(dtype, np.dtype):
+        own = getattr(dtype, "numpy_dtype", None)
+        if isinstance(own, np.dtype):
+            return own
+    return y_arr.dtype
+
+
+def _whole_number(name: str) -> int:
+    """A kept class's name (its label's text) as the integer an integer y holds: the
+    text itself when it is one, else its float's value (a name of a float label)."""
+    try:
+        return int(name)
+    except ValueError:
+        return int(float(name))
+
+
+def _nullable(dtype: np.dtype) -> str | None:
+    """pandas' nullable dtype of a numpy integer or boolean dtype (``int8`` → ``Int8``,
+    ``uint64`` → ``UInt64``, ``bool`` → ``boolean``), which can hold a missing value;
+    None for any other dtype (floats hold NaN, text and objects None)."""
+    if dtype.kind == "b":
+        return "boolean"
+    if dtype.kind in "iu":
+        return ("UInt" if dtype.kind == "u" else "Int") + str(dtype.itemsize * 8)
+    return None
+
+
+def _category_values(y: Any) -> Any:
+    """A pandas categorical y as a Series of its categories' values (scikit-learn's
+    convention: a categorical y's classes are the values of its categories), in their
+    type — integer and boolean categories in pandas' nullable dtype, so a missing label
+    stays missing (no class) and the labels stay integers; text categories as pandas'
+    text column. Any other y is returned as it is. Decided by y's dtype only."""
+    dtype: Any = getattr(y, "dtype", None)
+    if type(dtype).__name__ != "CategoricalDtype" or \
+            type(dtype).__module__.split(".")[0] != "pandas":
+        return y
+    pd: Any = sys.modules["pandas"]  # loaded: y is one of its objects (never imported here)
+    categories = dtype.categories
+    nullable = _nullable(categories.dtype) if isinstance(categories.dtype, np.dtype) \
+        else None
+    if nullable is not None:
+        categories = categories.astype(nullable)
+    codes = np.asarray(pd.Series(y).cat.codes, dtype=np.intp)  # -1: a missing label
+    return pd.Series(categories.array.take(codes, allow_fill=True))
+
+
 def _kept_classes(names: Sequence[str], y: Any) -> np.ndarray:
     """The classes a private selection kept (their names, :func:`label_key` text) as
-    labels of y's type (a numeric y's dtype, booleans, strings): ``classes_``. Read from
-    the released names and y's type only."""
+    labels of y's type (a numeric y's dtype — a pandas ``Int64`` y's int64 too —,
+    booleans, strings): ``classes_``, as scikit-learn keeps y's values. An integer y's
+    classes are read from their text as integers (never through a float). Read from the
+    released names and y's type only."""
     from dprect.app.api import label_kind
     from dprect.core.labels import LabelText, resolve_positive_label
 
     y_arr = np.asarray(y)
     kind = label_kind(y, y_arr)
+    dtype = _label_dtype(y, y_arr)
+    if kind == "numeric" and dtype.kind in "iu":
+        return np.asarray([_whole_number(n) for n in names], dtype=dtype)
     values = [resolve_positive_label(LabelText(n), kind, "y") for n in names]
-    if kind == "numeric" and y_arr.dtype.kind in "iuf":
-        return np.asarray(values, dtype=np.float64).astype(y_arr.dtype)
-    return _class_array(values) if values else np.asarray([], dtype=y_arr.dtype)
+    if kind == "numeric" and dtype.kind == "f":
+        return np.asarray(values, dtype=np.float64).astype(dtype)
+    return _class_array(values) if values else np.asarray([], dtype=dtype)
 
 
 #: the kinds of label an untyped y can hold, as a refusal names them
@@ -252,7 +312,8 @@ class RectangleClassifier(ClassifierMixin, BaseEstimator):
         (ε_s, δ_s), all for ONE charge of (ε + ε_s, δ + δ_s); with ``classes``, the
         listed ones are classes whatever their rows and only y's other labels are
         selected; no :class:`PrivacyLeakWarning` (the classes are released under the
-        guarantee). ``classes_`` are then the listed and kept labels, in y's type.
+        guarantee). ``classes_`` are then the listed and kept labels, in y's type (a
+        nullable ``Int64`` y's int64: an integer y keeps integer classes).
     random_state : an int seeds the noise (tests only: NOT private); None: OS entropy.
     budget : a :class:`~dprect.PrivacyBudget` every fit is charged to (shared by
         reference across clones); None: no accounting.
@@ -346,7 +407,7 @@ class RectangleClassifier(ClassifierMixin, BaseEstimator):
             y = arr = arr.ravel()
         if arr.ndim != 1 or len(arr) != rows:
             raise InputDataError("y must be 1-D with one label per row of X")
-        return y if typed else arr
+        return _category_values(y) if typed else arr
 
     def _check_same_data(self, *arrays: object) -> Callable[[], None]:
         """Warn (or refuse, ``same_data="refuse"``) when this estimator — or any estimator
@@ -412,7 +473,7 @@ class RectangleClassifier(ClassifierMixin, BaseEstimator):
                 raise ParameterError("selection_epsilon and selection_delta need "
                                      "select_groups")
             forget = self._check_same_data(X_arr, y_in)
-            listed = None if self.classes is None else check_classes(self.classes)
+            listed = None if self.classes is None else self._listed(y_in)
             selected = _released(forget, lambda: fit(
                 X_arr, y_in, classes=listed, select_groups=True,
                 selection_epsilon=self.selection_epsilon,
@@ -434,13 +495,21 @@ class RectangleClassifier(ClassifierMixin, BaseEstimator):
                 X_arr, np.searchsorted(classes, y_arr),
                 classes=list(range(len(classes))), **options))
         else:
-            listed = check_classes(self.classes)  # fit's check, before anything is charged
+            listed = self._listed(y_in)  # fit's check, before anything is charged
             classes = _class_array(listed)
             forget = self._check_same_data(X_arr, y_in)
             result = _released(forget, lambda: fit(X_arr, y_in, classes=listed,
                                                    **options))
         self.classes_, self.result_ = classes, result
         return self
+
+    def _listed(self, y: Any) -> list[Any]:
+        """The public class list, checked as :func:`dprect.fit` checks it: a pair y's
+        labels read as one refused naming y's kind, then the list's own check."""
+        from dprect.app.api import check_classes_of_y
+
+        check_classes_of_y(self.classes, y)
+        return check_classes(self.classes)
 
     def _scores(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "result_")

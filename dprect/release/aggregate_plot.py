@@ -62,7 +62,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from dprect.core.extras import require
 from dprect.release.aggregate_record import BELOW_ROW_NEED, rows_needed
-from dprect.release.plotting import plain_text, png_bytes
+from dprect.release.plotting import fitted_title, plain_text, png_bytes
 from dprect.release.row_pass import RowPass
 from dprect.release.sinks import FileSink, Release, Write, check_png_path, file_write
 
@@ -100,8 +100,19 @@ def mean_noise_sd(lower: float, upper: float, mean: float, count: float,
     return math.sqrt(2.0) * math.hypot(width / sum_epsilon, lever / count_epsilon) / n
 
 
+#: a group's tick label past this many characters is cut, ending in an ellipsis (the
+#: whole key stays in the JSON and the results table): long keys pushed the panels out
+#: of the figure's layout
+MAX_KEY_CHARS = 24
+
+
 def _group_label(group: str | None) -> str:
-    return "(all rows)" if group is None else str(group)
+    """A group's tick label: its key, cut to :data:`MAX_KEY_CHARS` characters (the last
+    an ellipsis) when longer; ``(all rows)`` for the ungrouped row."""
+    if group is None:
+        return "(all rows)"
+    text = str(group)
+    return text if len(text) <= MAX_KEY_CHARS else text[:MAX_KEY_CHARS - 1] + "…"
 
 
 def panel_grid(panels: int, groups: int, dpi: int) -> tuple[Any, Any]:
@@ -495,7 +506,7 @@ def _grouped(record: Mapping[str, Any], columns: list[str], per_column: dict[str
         text += f"\nthe first {MAX_PANELS} of {len(record['columns'])} columns"
     if record.get("seeded"):
         text += "\nSEEDED RUN, not for publication"
-    fig.suptitle(f"{title + ': ' if title else ''}{text}", fontsize=9)
+    fig.suptitle(fitted_title(fig, f"{title + ': ' if title else ''}{text}", 9), fontsize=9)
     return fig, out
 
 
@@ -557,7 +568,8 @@ class DescribePngSink(AggregatePngSink):
                 self.out_of_view(record, "mean(s)"))
 
 
-__all__ = ["BINS", "HEADROOM", "MANY_GROUPS", "MAX_PANELS", "TRIM", "AggregatePngSink",
+__all__ = ["BINS", "HEADROOM", "MANY_GROUPS", "MAX_KEY_CHARS", "MAX_PANELS", "TRIM",
+           "AggregatePngSink",
            "DescribePngSink", "DrawPanel", "Drawing", "SpreadItem", "column_items", "drawn",
            "finish_group_panel",
            "grouped_figure", "histograms", "legend_note", "mean_noise_sd", "note",

@@ -291,13 +291,69 @@ def render_figure(result: FitResult, *, true_lower: Sequence[float] | None = Non
 def suptitle(fig: Any, title: str | None, what: str | None, method: str,
              private: str | None, seeded: bool) -> None:
     """A fit's or a class fit's figure title: ``title: what; method, guarantee`` — ``NOT
-    private`` without one — and the seeded run's warning (public inputs only)."""
+    private`` without one — and the seeded run's warning (public inputs only), wrapped to
+    the figure's width (:func:`fitted_title`)."""
     subtitle = f"{method}, {private}" if private is not None else f"{method}, NOT private"
     if what:
         subtitle = f"{what}; {subtitle}"
     if seeded:
         subtitle += " — SEEDED RUN, not for publication"
-    fig.suptitle(f"{title + ': ' if title else ''}{subtitle}", fontsize=10)
+    text = f"{title + ': ' if title else ''}{subtitle}"
+    fig.suptitle(fitted_title(fig, text, 10), fontsize=10)
+
+
+#: the share of a figure's width one line of its title may take
+TITLE_WIDTH = 0.96
+
+
+def _text_width(text: str, fontsize: float) -> float:
+    """The width of ``text`` drawn plain (no mathtext) in the default font at
+    ``fontsize``, in points (matplotlib's own metrics of its glyphs: no renderer)."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import text_to_path
+
+    width, _, _ = text_to_path.get_text_width_height_descent(
+        text, FontProperties(size=fontsize), ismath=False)
+    return float(width)
+
+
+def _wrapped(line: str, fontsize: float, room: float) -> list[str]:
+    """One line of a title as lines of at most ``room`` points: broken between words,
+    and a word wider than a line cut where it must be (every character kept)."""
+    if _text_width(line, fontsize) <= room:
+        return [line]
+    out: list[str] = []
+    current = ""
+    for word in line.split(" "):
+        joined = f"{current} {word}" if current else word
+        if _text_width(joined, fontsize) <= room:
+            current = joined
+            continue
+        if current:
+            out.append(current)
+        while len(word) > 1 and _text_width(word, fontsize) > room:
+            lo, hi = 1, len(word) - 1  # the longest head that fits (at least one char)
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if _text_width(word[:mid], fontsize) <= room:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            out.append(word[:lo])
+            word = word[lo:]
+        current = word
+    out.append(current)
+    return out
+
+
+def fitted_title(fig: Any, text: str, fontsize: float) -> str:
+    """A figure's title as it is drawn whole: each of its lines that is wider than
+    :data:`TITLE_WIDTH` of the figure broken into lines that fit (a centred title wider
+    than the figure was cut at both edges: a long dataset name, label or key). A title
+    that fits is returned as it is, so its figure is drawn as before, byte for byte."""
+    room = fig.get_figwidth() * 72.0 * TITLE_WIDTH
+    return "\n".join(part for line in text.split("\n")
+                     for part in _wrapped(line, fontsize, room))
 
 
 def render_png(result: FitResult, *, true_lower: Sequence[float] | None = None,
@@ -327,5 +383,6 @@ def png_bytes(fig: Figure) -> bytes:
     return buf.getvalue()
 
 
-__all__ = ["MAX_PANELS", "edge_note", "feature_pairs", "format_bound", "open_sides",
-           "plain_text", "png_bytes", "render_figure", "render_png", "suptitle"]
+__all__ = ["MAX_PANELS", "TITLE_WIDTH", "edge_note", "feature_pairs", "fitted_title",
+           "format_bound", "open_sides", "plain_text", "png_bytes", "render_figure",
+           "render_png", "suptitle"]

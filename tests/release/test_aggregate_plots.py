@@ -267,3 +267,61 @@ def test_a_panel_of_flagged_groups_says_it_draws_no_bar(means: dict) -> None:
     assert "every group below its row need: no bar" not in title
     notes = _panel_notes(fig)
     assert "no bar" in notes["x"] and "no bar" not in notes["y"]
+
+
+def _long_keys(record: dict, width: int = 160) -> dict:
+    """``record`` with its groups renamed to keys of ``width`` characters and more."""
+    renamed = {g: f"{g}:" + "k" * width for g in record["groups"]}
+    wide = copy.deepcopy(record)
+    wide["groups"] = [renamed[g] for g in record["groups"]]
+    for row in wide["results"]:
+        row["group"] = renamed[row["group"]]
+    return wide
+
+
+def test_long_group_keys_are_cut_in_the_ticks_only(quantiles: dict, means: dict) -> None:
+    """Keys of 160 characters (s51-clf item 6): their tick labels did not fit, the
+    constrained layout gave up and the labels ran off the figure. Now a tick label is at
+    most MAX_KEY_CHARS characters, the last an ellipsis, every label inside the figure;
+    the whole keys stay in the record (the JSON and the table)."""
+    from dprect.release import aggregate_plot
+
+    for record, figure in ((means, lambda r: render_describe_figure(r)),
+                           (quantiles, lambda r: quantiles_figure(r)[0])):
+        wide = _long_keys(record)
+        fig = figure(wide)
+        aggregate_plot.png(fig)  # drawn: the layout is made
+        panels = [ax for ax in fig.axes if ax.get_visible()]
+        assert panels
+        for ax in panels:
+            for label in ax.get_xticklabels():  # inside the figure: the layout was made
+                box = label.get_window_extent()
+                assert box.x0 >= 0 and box.y0 >= 0, label.get_text()
+            limit = aggregate_plot.MAX_KEY_CHARS
+            ticks = [t.get_text() for t in ax.get_xticklabels()]
+            assert ticks and all(len(t) <= limit and t.endswith("…") for t in ticks)
+            assert [t[:-1] for t in ticks] == [g[:limit - 1] for g in wide["groups"]]
+        assert all(len(g) > 160 for g in wide["groups"])  # the record keeps them whole
+
+
+def test_a_key_of_the_limit_is_shown_whole() -> None:
+    from dprect.release.aggregate_plot import MAX_KEY_CHARS, _group_label
+
+    assert _group_label("k" * MAX_KEY_CHARS) == "k" * MAX_KEY_CHARS
+    assert _group_label("k" * (MAX_KEY_CHARS + 1)) == "k" * (MAX_KEY_CHARS - 1) + "…"
+    assert _group_label(None) == "(all rows)"
+
+
+def test_a_long_title_is_wrapped_whole_into_the_figure(means: dict) -> None:
+    """s51-clf item 5, the aggregates' figure too: a title wider than the figure was cut
+    at both edges; now it is broken between words, every character kept."""
+    from dprect.release import aggregate_plot
+
+    title = ("the quarterly survey of household spending, second wave, reweighted extract "
+             "for the regional offices of the northern districts, with the late returns "
+             "of the autumn and the corrections of the statistical office's second audit")
+    fig = render_describe_figure(means, title=title)
+    aggregate_plot.png(fig)
+    box = fig._suptitle.get_window_extent()
+    assert box.x0 >= 0 and box.x1 <= fig.bbox.width
+    assert fig.get_suptitle().replace("\n", " ").startswith(title + ": ")

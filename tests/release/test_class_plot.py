@@ -61,3 +61,51 @@ def test_the_title_names_the_classes_the_guarantee_and_a_seeded_run():
         "t: rectangle around y = 1; composition, (1, 1e-06)-DP — SEEDED RUN, not for "
         "publication")
     assert render_figure(a).get_suptitle() == "composition, NOT private"
+
+
+LONG_TITLE = ("the quarterly survey of household spending, second wave, reweighted "
+              "extract for the regional offices")
+
+
+def _title_inside(fig) -> str:
+    """The figure drawn (:func:`png_bytes`), its title's box inside the figure's: its
+    text, with its line breaks as spaces."""
+    from dprect.release.plotting import png_bytes
+
+    png_bytes(fig)
+    box = fig._suptitle.get_window_extent()
+    assert box.x0 >= 0 and box.x1 <= fig.bbox.width and box.y1 <= fig.bbox.height
+    return fig.get_suptitle().replace("\n", " ")
+
+
+@pytest.mark.parametrize("features", [1, 3])
+def test_a_long_title_is_wrapped_whole_into_the_figure(features: int):
+    """s51-clf item 5: a centred title wider than the figure was cut at both edges (the
+    start of a long dataset name lost). Now it is broken between words into lines that
+    fit, every character kept; a title that fits is unchanged (the tests above)."""
+    from dprect.core.accounting import Guarantee
+    from dprect.release.plotting import render_figure
+
+    one = FitResult(["a", "b", "c"][:features], [0.1] * features, [0.4] * features,
+                    [10] * features, [39] * features, [Grid(0, 1, 100)] * features,
+                    "composition", Guarantee(1.0, 1e-6, "add-remove", "b"), {}, seeded=True)
+    res = ClassesResult(["x", "y"], [one, one])
+    text = _title_inside(render_classes_figure(res, title=LONG_TITLE,
+                                               label="kind_of_the_label_column"))
+    assert text == (f"{LONG_TITLE}: one rectangle around each listed value of "
+                    "kind_of_the_label_column; 2 classes, composition, (1, 1e-06)-DP in "
+                    "one charge — SEEDED RUN, not for publication")
+    text = _title_inside(render_figure(one, title=LONG_TITLE, around="label = 1"))
+    assert text.startswith(LONG_TITLE + ": rectangle around label = 1")
+
+
+def test_a_word_wider_than_the_figure_is_cut_keeping_every_character():
+    from matplotlib.figure import Figure
+
+    from dprect.release.plotting import fitted_title
+
+    word = "k" * 400
+    lines = fitted_title(Figure(figsize=(5.6, 5.0)), f"a {word} b", 10).split("\n")
+    assert len(lines) > 2 and "".join(lines[1:-1]) + lines[-1].split(" ")[0] == word
+    assert lines[0] == "a" and lines[-1].endswith(" b")
+    assert fitted_title(Figure(figsize=(5.6, 5.0)), "short\ntitle", 10) == "short\ntitle"
