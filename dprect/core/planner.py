@@ -85,7 +85,7 @@ from dprect.core.domains import (
     resolve_domains,
 )
 from dprect.core.errors import ParameterError
-from dprect.core.expectation import DEFAULT_TARGET_SHARE, Expectation, Sizing
+from dprect.core.expectation import DEFAULT_TARGET_SHARE, Expectation, Sizing, count_text
 from dprect.core.guarantee_check import CheckReport, check_contest_plan, check_fit_plan
 from dprect.core.interior_point import interior_point_size
 from dprect.core.margins import LaplaceLaw, MarginLaw, StaircaseLaw
@@ -427,21 +427,22 @@ class Plan:
         t = 0
         if n is not None:
             t = side_target(share, n, sides, Fraction(box.details["side_epsilon"]))
-            aim = (f"each of its {sides} sides aims at {t:,} clipped rows (at N = {n:,}; "
-                   f"{rule})" if t else
+            aim = (f"each of its {sides} sides aims at {count_text(t)} clipped rows (at "
+                   f"N = {count_text(n)}; {rule})" if t else
                    f"each of its {sides} sides clips as few rows as its noise allows (at "
-                   f"N = {n:,} the aim {rule} is not affordable)")
+                   f"N = {count_text(n)} the aim {rule} is not affordable)")
         else:
             aim = f"each of its {sides} sides aims at {rule} (N: auto's count)"
         unaimed = (f"a side lands on average "
                    f"{float(box.details['overshoot_steps']):.2g} steps past its target "
-                   f"step, a bound about {100 * float(box.details['widening']):.0f}% "
+                   f"step, a bound about {_big_percent(100 * box.details['widening'])}% "
                    f"farther from its axis's centre than the target's (more positives "
                    f"inside, and more negatives: the FP side)")
         a, mu = Fraction(box.details["aimed_rate"]), Fraction(box.details["aimed_decay"])
         if t:
-            brake = (f"<= {overshoot_bound(a, t, mu):.2g} (K more steps: times "
-                     f"e^-{float(mu):g}K)")
+            bound = overshoot_bound(a, t, mu)  # 0.0 once e^-(a*t) underflows (a huge aim)
+            brake = (f"{f'<= {bound:.2g}' if bound > 0 else '< 1e-300'} (K more steps: "
+                     f"times e^-{float(mu):g}K)")
         else:
             brake = f"<= e^-(a*t + {float(mu):g})/(1 - e^-{float(mu):g}), a = {float(a):.4g}"
         aimed = (f"an aimed side is charged for every row it clips beyond its target, and "
@@ -512,6 +513,14 @@ class Plan:
                                     for name, c in self.candidates.items()},
                                    self.chosen.method)
         return "\n".join(lines)
+
+
+def _big_percent(value: float) -> str:
+    """A percentage that may be astronomically large (a side's widening at a tiny ε:
+    2^(steps/4) − 1, up to 2^1000): whole below 10^6 (``484``), else three significant
+    digits (``4.85e+257``)."""
+    value = float(value)
+    return f"{value:.0f}" if value < 1e6 else f"{value:.3g}"
 
 
 def schedule(dims: int, shape: Shape | str) -> list[tuple[int, Side]]:
