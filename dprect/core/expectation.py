@@ -119,7 +119,7 @@ class Expectation:
                 f"outside it needs about N >= {count_text(self.positives_needed, up=True)} "
                 f"positives")
         share = self.share
-        if share is not None:
+        if share is not None and self.positives is not None:
             text += (f"; at the estimated {count_text(self.positives)} positives that is "
                      f"{'100% (expect an empty rectangle)' if share >= 1 else percent(share)}")
         return text

@@ -66,7 +66,8 @@ G16 = Grid(0.0, 1.0, 2**16)
 
 @pytest.mark.parametrize("d,eps,delta", [
     (1, 1.0, 1e-6), (1, 1e-6, 1e-6), (1, 1e3, 1e-300), (1, 0.1, 0.5), (1, 1.0, 0.0),
-    (4096, 1.0, 1e-6), pytest.param(4096, 1e3, 1e-300, marks=pytest.mark.slow),
+    (4096, 1.0, 1e-6), (4096, 1e-6, 1e-6),  # the second refused: over the limits
+    pytest.param(4096, 1e3, 1e-300, marks=pytest.mark.slow),
     pytest.param(4096, 10.0, 1e-12, marks=pytest.mark.slow),
 ])
 def test_plans_are_those_of_the_full_loop(full_loop_planner, d, eps, delta):
