@@ -43,6 +43,7 @@ import decimal
 import functools
 import importlib
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from fractions import Fraction
@@ -633,6 +634,52 @@ def _cks_budget_rho(eps_total: float, delta_total: float) -> float:
     return zcdp_budget_rho(eps_total, delta_total)
 
 
+#: the relative slack on the float bounds that end :func:`refined_estimate`'s search over k
+#: early: far above the few ulps by which a computed candidate may exceed the computed
+#: bound of its exact value, so the early end never drops a candidate the full loop takes
+_SEARCH_SLACK = 1e-9
+#: the margin, in nats, by which k·ln(1 − q) must exceed ln δ̃ for :func:`_first_k` to skip
+#: k: (1 − q)^k is then above δ̃ by a factor e^(10^−6), far beyond pow's and log's rounding
+_ESCAPE_SLACK = 1e-6
+
+
+def _first_k(q: float, delta_total: float, rounds: int) -> int:
+    """The first k the search of :func:`refined_estimate` must look at: at every smaller k
+    the escape (1 − q)^k is certainly above δ̃ (k·ln(1 − q) > ln δ̃ + :data:`_ESCAPE_SLACK`),
+    so no bound takes that k (the pure bound needs escape ≤ δ̃, the others escape < δ̃).
+    Never above R (escape 0); 1 (no skip) for a subnormal δ̃, where pow's rounding is
+    coarser than the slack."""
+    base = 1.0 - q
+    if not delta_total >= sys.float_info.min or base == 0.0:
+        return 1
+    if base == 1.0:  # q below half an ulp of 1: escape 1 until k = R
+        return rounds
+    log_base = math.log(base)
+    level = math.log(delta_total) + _ESCAPE_SLACK
+    k = min(max(1, math.ceil(level / log_base)), rounds)
+    while k > 1 and (k - 1) * log_base <= level:
+        k -= 1
+    while k < rounds and k * log_base > level:
+        k += 1
+    return k
+
+
+def _later_k_cannot_win(eps_total: float, log_inv0: float, cks_cap: float, k: int,
+                        best: float) -> bool:
+    """No refined bound at k or any larger k can exceed ``best`` in
+    :func:`refined_estimate`'s loop: each bound's per-round ε falls with k and with
+    ln(1/δ₂) ≥ ln(1/δ̃) = ``log_inv0`` (δ₂ ≤ δ̃), so its value at (k, log_inv0) bounds it.
+    The pure bound ε̃/k and the CKS gate cks_cap/√k are the loop's own expressions
+    (monotone in k in floating point); Azuma and bounded range carry :data:`_SEARCH_SLACK`."""
+    if eps_total / k > best or cks_cap / math.sqrt(k) > best:
+        return False
+    c = math.sqrt(2 * k * log_inv0)
+    eps_az = 2 * eps_total / (c + math.sqrt(c * c + 2 * k * eps_total))
+    root = eps_total / (math.sqrt(log_inv0 + eps_total) + math.sqrt(log_inv0))
+    eps_br = math.sqrt(1.0 / BR_ZCDP_FACTOR / k) * root
+    return max(eps_az, eps_br) * (1.0 + _SEARCH_SLACK) <= best
+
+
 def refined_estimate(eps_total: float, delta_total: float, *, q: float, rounds: int
                         ) -> RefinedChoice:
     """The float search of :func:`refined_epsilon`, before the check: the kind, k and δ₂
@@ -642,7 +689,12 @@ def refined_estimate(eps_total: float, delta_total: float, *, q: float, rounds: 
     never below the checked :func:`refined_epsilon` of the same arguments (which backs
     off from it), so the planner uses it to rank the staircase ratios cheaply and bound
     their predictions from below, and plans only with checked values. δ̃ = 0 (pure DP)
-    leaves only the pure bound with k = R: (R·ε, 0)."""
+    leaves only the pure bound with k = R: (R·ε, 0).
+
+    The search over k = 1…R returns what the full loop returns (the same floats, ties to
+    the smaller k) but looks at few k: it starts where the escape (1 − q)^k may first reach
+    δ̃ (:func:`_first_k`) and stops once no larger k can win (:func:`_later_k_cannot_win`):
+    at R = 8192 (d = 4096) tens of k instead of 8192, per staircase ratio."""
     eps_total = check_epsilon(eps_total, "epsilon")
     delta_total = check_delta(delta_total, "delta")
     rounds = check_positive_int(rounds, "rounds")
@@ -652,7 +704,11 @@ def refined_estimate(eps_total: float, delta_total: float, *, q: float, rounds: 
         return RefinedChoice(eps_total / rounds, "pure", rounds, 0.0)
     # no BR-CKS per-round ε at k paid rounds exceeds cks_cap/√k (δ₂ ≤ δ̃)
     cks_cap = math.sqrt(_cks_budget_rho(eps_total, delta_total) / BR_ZCDP_FACTOR)
-    for k in range(1, rounds + 1):
+    log_inv0 = -math.log(delta_total)
+    for k in range(_first_k(q, delta_total, rounds), rounds + 1):
+        if best.epsilon > 0 and _later_k_cannot_win(eps_total, log_inv0, cks_cap, k,
+                                                    best.epsilon):
+            break
         escape = escape_probability(q, k, rounds)
         if escape <= delta_total and eps_total / k > best.epsilon:
             best = RefinedChoice(eps_total / k, "pure", k, 0.0)

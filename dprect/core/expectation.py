@@ -62,6 +62,31 @@ def positives_needed(predicted: float, target_share: float = DEFAULT_TARGET_SHAR
     return max(1, math.ceil(ratio * (1 - 1e-12)))  # 13503 / 0.05 is 270060, not 270061
 
 
+#: counts of rows from here up print in scientific notation (:func:`count_text`): no table
+#: holds 10^15 positives, and an N past it (a tiny target share, a tiny ε) is a plan's
+#: "not reachable", not a figure to read digit by digit
+LARGE_COUNT = 10**15
+
+
+def count_text(count: float, *, up: bool = False) -> str:
+    """A count of rows as the plan's text prints it: with thousands separators below
+    :data:`LARGE_COUNT` (``1,234,567``), else three significant digits in scientific
+    notation (``1.86e+301``), rounded up with ``up`` (a number of rows *needed* is never
+    shown below itself). The JSON record keeps the exact number."""
+    if isinstance(count, float) and not math.isfinite(count):
+        return str(count)
+    n = math.ceil(count) if up else round(count)
+    if n < LARGE_COUNT:
+        return f"{n:,}"
+    exponent = len(str(n)) - 1
+    scale = 10 ** (exponent - 2)
+    mantissa = -(-n // scale) if up else (2 * n + scale) // (2 * scale)  # 3 digits
+    if mantissa >= 1000:  # rounded up to the next power of ten
+        mantissa, exponent = mantissa // 10, exponent + 1
+    digits = f"{mantissa // 100}.{mantissa % 100:02d}".rstrip("0").rstrip(".")
+    return f"{digits}e+{exponent:02d}"
+
+
 def percent(share: float) -> str:
     """A share as a short percentage: ``5%``, ``2.68%``, ``100%``."""
     return f"{100 * share:.3g}%"
@@ -89,12 +114,13 @@ class Expectation:
 
     def sentence(self) -> str:
         """One line: what the plan expects and the N it needs (the fit prints it)."""
-        text = (f"the plan ({self.method}) expects about {self.outside:,.0f} positives "
-                f"outside the rectangle; for at most {percent(self.target_share)} outside "
-                f"it needs about N >= {self.positives_needed:,} positives")
+        text = (f"the plan ({self.method}) expects about {count_text(self.outside)} "
+                f"positives outside the rectangle; for at most {percent(self.target_share)} "
+                f"outside it needs about N >= {count_text(self.positives_needed, up=True)} "
+                f"positives")
         share = self.share
-        if share is not None:
-            text += (f"; at the estimated {self.positives:,} positives that is "
+        if share is not None and self.positives is not None:
+            text += (f"; at the estimated {count_text(self.positives)} positives that is "
                      f"{'100% (expect an empty rectangle)' if share >= 1 else percent(share)}")
         return text
 
@@ -129,17 +155,18 @@ class Sizing:
         """The lines a plan's table adds: each method's expected count outside, the N it
         needs and the share at the estimate."""
         target = percent(self.target_share)
-        head = (f"{'method':<13}{'outside (expected)':>20}"
-                f"{f'N for <= {target} outside':>24}")
+        head = (f"{'method':<13} {'outside (expected)':>19}"  # a space before each column
+                f" {f'N for <= {target} outside':>23}")
         if self.positives is not None:
-            head += f"{f'share at N = {self.positives:,}':>24}"
+            head += f" {f'share at N = {count_text(self.positives)}':>23}"
         lines = [head, "-" * len(head)]
         for name, predicted in predictions.items():
             e = self.expect(name, predicted)
             mark = "*" if name == chosen else " "
-            row = f"{mark}{name:<12}{e.outside:>20,.0f}{e.positives_needed:>24,}"
+            row = (f"{mark}{name:<12} {count_text(e.outside):>19}"
+                   f" {count_text(e.positives_needed, up=True):>23}")
             if e.share is not None:
-                row += f"{percent(e.share):>24}"
+                row += f" {percent(e.share):>23}"
             lines.append(row)
         lines.append("N = positive rows; outside = the positives the plan expects outside "
                      "the rectangle, about outside/N of them (up to 100%): with fewer than "
@@ -154,8 +181,8 @@ def empty_explanation(expected: Expectation, name: Callable[[str], str] = str) -
     ``fit.epsilon``)."""
     return [
         f"the rectangle is empty: its plan ({expected.method}) expected about "
-        f"{expected.outside:,.0f} positives outside it and needs about "
-        f"N >= {expected.positives_needed:,} positive rows for at most "
+        f"{count_text(expected.outside)} positives outside it and needs about "
+        f"N >= {count_text(expected.positives_needed, up=True)} positive rows for at most "
         f"{percent(expected.target_share)} outside; an empty rectangle usually means "
         "fewer than that",
         f"to need fewer: a larger {name('epsilon')}, coarser or narrower domains "
@@ -164,5 +191,5 @@ def empty_explanation(expected: Expectation, name: Callable[[str], str] = str) -
     ]
 
 
-__all__ = ["DEFAULT_TARGET_SHARE", "Expectation", "Sizing", "empty_explanation",
-           "percent", "positives_needed", "share_outside"]
+__all__ = ["DEFAULT_TARGET_SHARE", "LARGE_COUNT", "Expectation", "Sizing", "count_text",
+           "empty_explanation", "percent", "positives_needed", "share_outside"]

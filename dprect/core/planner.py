@@ -14,7 +14,8 @@ rectangle shape and a method. Nothing here looks at data.
   Σ_t (E[N_t] − Δ_t/2). Keep the best ρ. The checked inverse costs milliseconds (CKS in
   60-digit arithmetic), so the ratios are ranked by the float estimate, a lower bound on
   each prediction, and checked in that order until none left can win: the same plan as an
-  exhaustive check, at d = 1024 in about 0.2 s.
+  exhaustive check (:func:`~dprect.core.accounting.refined_estimate` looks only at the k
+  that can win: at d = 4096 about 1.6 s, docs/results.md §3).
 * RandMargins (paper accounting): δ = δ̃/(R + 2), ε = ε̃/(70·ln(1/δ)), the paper's Laplace
   margin law; same prediction formula. Unchanged by the bounded-range accounting.
 * Composition baseline: the largest ε₀ meeting (ε̃, δ̃) by the bounded-range composition of
@@ -84,7 +85,7 @@ from dprect.core.domains import (
     resolve_domains,
 )
 from dprect.core.errors import ParameterError
-from dprect.core.expectation import DEFAULT_TARGET_SHARE, Expectation, Sizing
+from dprect.core.expectation import DEFAULT_TARGET_SHARE, Expectation, Sizing, count_text
 from dprect.core.guarantee_check import CheckReport, check_contest_plan, check_fit_plan
 from dprect.core.interior_point import interior_point_size
 from dprect.core.margins import LaplaceLaw, MarginLaw, StaircaseLaw
@@ -426,21 +427,22 @@ class Plan:
         t = 0
         if n is not None:
             t = side_target(share, n, sides, Fraction(box.details["side_epsilon"]))
-            aim = (f"each of its {sides} sides aims at {t:,} clipped rows (at N = {n:,}; "
-                   f"{rule})" if t else
+            aim = (f"each of its {sides} sides aims at {count_text(t)} clipped rows (at "
+                   f"N = {count_text(n)}; {rule})" if t else
                    f"each of its {sides} sides clips as few rows as its noise allows (at "
-                   f"N = {n:,} the aim {rule} is not affordable)")
+                   f"N = {count_text(n)} the aim {rule} is not affordable)")
         else:
             aim = f"each of its {sides} sides aims at {rule} (N: auto's count)"
         unaimed = (f"a side lands on average "
                    f"{float(box.details['overshoot_steps']):.2g} steps past its target "
-                   f"step, a bound about {100 * float(box.details['widening']):.0f}% "
+                   f"step, a bound about {_big_percent(100 * box.details['widening'])}% "
                    f"farther from its axis's centre than the target's (more positives "
                    f"inside, and more negatives: the FP side)")
         a, mu = Fraction(box.details["aimed_rate"]), Fraction(box.details["aimed_decay"])
         if t:
-            brake = (f"<= {overshoot_bound(a, t, mu):.2g} (K more steps: times "
-                     f"e^-{float(mu):g}K)")
+            bound = overshoot_bound(a, t, mu)  # 0.0 once e^-(a*t) underflows (a huge aim)
+            brake = (f"{f'<= {bound:.2g}' if bound > 0 else '< 1e-300'} (K more steps: "
+                     f"times e^-{float(mu):g}K)")
         else:
             brake = f"<= e^-(a*t + {float(mu):g})/(1 - e^-{float(mu):g}), a = {float(a):.4g}"
         aimed = (f"an aimed side is charged for every row it clips beyond its target, and "
@@ -511,6 +513,14 @@ class Plan:
                                     for name, c in self.candidates.items()},
                                    self.chosen.method)
         return "\n".join(lines)
+
+
+def _big_percent(value: float) -> str:
+    """A percentage that may be astronomically large (a side's widening at a tiny ε:
+    2^(steps/4) − 1, up to 2^1000): whole below 10^6 (``484``), else three significant
+    digits (``4.85e+257``)."""
+    value = float(value)
+    return f"{value:.0f}" if value < 1e6 else f"{value:.3g}"
 
 
 def schedule(dims: int, shape: Shape | str) -> list[tuple[int, Side]]:
@@ -586,17 +596,23 @@ def _checked_ip_size(eps: float, ip_beta: float, m: int) -> int:
 
 def _size_laws(order: list[tuple[int, Side]], domains: list[Domain], eps: float,
                ip_beta: float, make_law, bits: Sequence[int] | None = None,
-               sizes: Sequence[int] | None = None) -> _SizeLaws:
+               sizes: Sequence[int] | None = None,
+               distinct: Sequence[int] | None = None) -> _SizeLaws:
     """Δ and the margin law of every distinct grid the interior point runs on: the refined
     grid of m·2^b points of an axis with tie bits b (:func:`_ip_grid`), keyed by its size.
     Two axes with the same m but different tie bits (an IntegerRange and a FloatBins of
-    2^16 points) get different windows.
+    2^16 points) get different windows. ``distinct``: the rounds' grid sizes without
+    repeats, in the rounds' order (:func:`_distinct_grids`, computed once by a search that
+    asks for many ε), else found from ``order``.
 
-    Raises :class:`_OverLimit` when a Δ or an expected block exceeds the plan-time limits.
+    Raises :class:`_OverLimit` when a Δ or an expected block exceeds the plan-time limits
+    (the first grid in the rounds' order that does).
     """
     per_size: _SizeLaws = {}
-    for axis, _side in order:
-        m = sizes[axis] if sizes is not None else _ip_grid(domains, axis, bits)
+    if distinct is None:
+        distinct = _distinct_grids(order, sizes if sizes is not None
+                                   else _ip_grids(domains, bits))
+    for m in distinct:
         if m not in per_size:
             size = _checked_ip_size(eps, ip_beta, m)
             law = make_law(size)
@@ -607,6 +623,11 @@ def _size_laws(order: list[tuple[int, Side]], domains: list[Domain], eps: float,
                     law.mean / MAX_EXPECTED_MARGIN)
             per_size[m] = (size, law)
     return per_size
+
+
+def _distinct_grids(order: list[tuple[int, Side]], sizes: Sequence[int]) -> list[int]:
+    """The rounds' IP grid sizes without repeats, in the order the rounds first use them."""
+    return list(dict.fromkeys(sizes[axis] for axis, _side in order))
 
 
 def _build_rounds(order: list[tuple[int, Side]], domains: list[Domain], per_size: _SizeLaws,
@@ -630,13 +651,17 @@ def _rounds_with(order: list[tuple[int, Side]], domains: list[Domain], eps: floa
 
 def _predicted_from(order: list[tuple[int, Side]], domains: list[Domain], per_size: _SizeLaws,
                     bits: Sequence[int] | None = None,
-                    sizes: Sequence[int] | None = None) -> float:
+                    sizes: Sequence[int] | None = None,
+                    round_grids: Sequence[int] | None = None) -> float:
     """What ``MethodPlan.predicted_misclassified`` of these rounds returns (same values,
-    same order, hence the same float), without building the rounds."""
+    same order, hence the same float), without building the rounds. ``round_grids``: each
+    round's IP grid size in order (computed once by a search), else found from ``order``."""
     value = {m: RoundPlan(0, "hi", m, size, law).predicted_misclassified
              for m, (size, law) in per_size.items()}
-    grid = sizes if sizes is not None else _ip_grids(domains, bits)
-    return float(sum([value[grid[axis]] for axis, _side in order]))
+    if round_grids is None:
+        grid = sizes if sizes is not None else _ip_grids(domains, bits)
+        round_grids = [grid[axis] for axis, _side in order]
+    return float(sum(map(value.__getitem__, round_grids)))
 
 
 def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
@@ -658,6 +683,8 @@ def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
         return _plan_refined_laplace(eps_t, delta_t, domains, order, ip_beta, continuous)
     bits = tie_bits(domains, rounds, continuous)
     sizes = _ip_grids(domains, bits)
+    round_grids = [sizes[axis] for axis, _side in order]  # once: asked for every ρ
+    distinct = list(dict.fromkeys(round_grids))
     over: _OverLimit | None = None  # the mildest violation, if no candidate is in limits
 
     def note(exc: _OverLimit) -> None:
@@ -671,11 +698,12 @@ def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
         estimate = _refined_choice(eps_t, delta_t, q, rounds, checked=False)
         try:
             per_size = _size_laws(order, domains, estimate.epsilon * _SHRINK, ip_beta,
-                                  lambda size, rho=rho: StaircaseLaw(size, rho), bits, sizes)
+                                  lambda size, rho=rho: StaircaseLaw(size, rho), bits, sizes,
+                                  distinct)
         except _OverLimit as exc:  # this ρ is out (the checked ε is no larger)
             note(exc)
             continue
-        bounds.append((_predicted_from(order, domains, per_size, bits, sizes), i))
+        bounds.append((_predicted_from(order, domains, per_size, bits, sizes, round_grids), i))
     best: MethodPlan | None = None
     best_key = (math.inf, len(RHO_GRID))  # (prediction, index): the smallest wins
     for key in sorted(bounds):
@@ -687,11 +715,13 @@ def _plan_refined(eps_t: float, delta_t: float, domains: list[Domain],
         eps = choice.epsilon * _SHRINK
         try:
             per_size = _size_laws(order, domains, eps, ip_beta,
-                                  lambda size, rho=rho: StaircaseLaw(size, rho), bits, sizes)
+                                  lambda size, rho=rho: StaircaseLaw(size, rho), bits, sizes,
+                                  distinct)
         except _OverLimit as exc:
             note(exc)
             continue
-        checked_key = (_predicted_from(order, domains, per_size, bits, sizes), key[1])
+        checked_key = (_predicted_from(order, domains, per_size, bits, sizes, round_grids),
+                       key[1])
         if checked_key < best_key:
             best_key = checked_key
             best = _refined_method_plan(eps, choice, q, str(rho), "staircase", order, domains,
