@@ -413,3 +413,40 @@ def test_the_azuma_bound_is_never_below_its_exact_value() -> None:
             e = Decimal(eps)
             exact = k * e * e / 2 + e * (2 * k * -Decimal(d2).ln()).sqrt()
         assert Decimal(g.epsilon) >= exact
+
+
+# -- the CKS order where ln δ_α is flat (δ near 1) ---------------------------------------------
+@pytest.mark.parametrize("delta", [0.999, 0.99999])
+@pytest.mark.parametrize("method", ["auto", "randmargins", "composition"])
+def test_a_delta_near_one_is_re_derived(delta: float, method: str) -> None:
+    """Near δ = 1 the CKS bound is flat in α: the float search's order moved ln δ by
+    ~1e-14, above the accountant's own margin, and the check refused a valid plan as a
+    dprect bug. The decimal refinement of the order re-derives it."""
+    p = dprect.plan(domains=[FloatBins(4)], epsilon=1, delta=delta, method=method)
+    assert p.check is not None and p.check.delta <= delta
+
+
+def test_the_refined_order_is_the_stationary_point() -> None:
+    """At the refined α, g(α) = (2α − 1)ρ − ε + ln(1 − 1/α) (the derivative of ln δ_α(ε)
+    in α) is zero to the decimal's precision, and ln δ there is no larger than at
+    neighbouring orders or at the float search's."""
+    with decimal.localcontext(_CTX):
+        for rho, eps in ((Decimal("7.879898293714553"), Decimal("0.98")),
+                         (Decimal("0.001"), Decimal("0.5")), (Decimal(2), Decimal(40))):
+            start = Decimal(guarantee_check._cks_order(rho, eps))
+            a = guarantee_check._cks_stationary(rho, eps, start)
+            g = (2 * a - 1) * rho - eps + ((a - 1) / a).ln()
+            assert abs(g) < Decimal("1e-40"), (rho, eps, g)
+            at = guarantee_check._cks_log_delta_exact
+            best = at(rho, eps, a)
+            assert best <= at(rho, eps, start)
+            for nudge in (Decimal("1e-12"), Decimal("-1e-12")):
+                assert best <= at(rho, eps, a * (1 + nudge))
+
+
+def test_no_refinement_refuses_the_flat_case(monkeypatch) -> None:
+    """CKS_NEWTON_STEPS is load-bearing: without the refinement the δ = 0.999 plan is
+    refused again."""
+    monkeypatch.setattr(guarantee_check, "CKS_NEWTON_STEPS", 0)
+    with pytest.raises(GuaranteeCheckError):
+        dprect.plan(domains=[FloatBins(4)], epsilon=1, delta=0.999, method="randmargins")
