@@ -35,6 +35,7 @@ from dprect.engines.input_errors import (
     not_label_kind,
     not_numeric,
     reading,
+    unreadable_input,
 )
 
 FORMATS = ("parquet", "csv")
@@ -96,7 +97,12 @@ def read_table(path: str | os.PathLike[str], columns: list[str], fmt: str | None
             if blank_csv(p):  # pyarrow calls it malformed: say what Spark's engine says
                 raise csv_empty(path)
             csv_header(p)  # a name given to two fields is refused from the header
-            table = pcsv.read_csv(p, parse_options=CSV_ROWS, convert_options=CSV_CELLS)
+            try:
+                table = pcsv.read_csv(p, parse_options=CSV_ROWS, convert_options=CSV_CELLS)
+            except OSError:  # pyarrow's error for a folder has no class or number of its own
+                if not p.is_file():  # gone or replaced since its header was read
+                    raise unreadable_input(path, fmt) from None
+                raise
             _check_csv_typed(table, str(path))
             table = _csv_types_as_spark(table)
         else:

@@ -72,6 +72,7 @@ from dprect.engines.input_errors import (
     input_error,
     missing_columns,
     starts_as_parquet,
+    unreadable_input,
 )
 from dprect.engines.spark.remote import is_connect, stop_session
 
@@ -87,6 +88,11 @@ CSV_READ: dict[str, Any] = {"header": True, "inferSchema": True, "multiLine": Tr
                             "mode": "FAILFAST"}
 #: the error conditions of a CSV row Spark cannot parse under ``FAILFAST``
 MALFORMED_CSV = ("FAILED_READ_FILE", "MALFORMED_RECORD_IN_PARSING")
+#: the error condition of a data file that cannot be opened once listed: Spark names so
+#: any ``FileNotFoundException`` of a read (a file removed, replaced by a folder, or not
+#: readable by this process), which :func:`read_error` tells by
+#: :func:`~dprect.engines.input_errors.unreadable_input`, never as a malformed file
+UNOPENED_FILE = ("FAILED_READ_FILE.FILE_NOT_EXIST",)
 
 #: reader features the deltalake fallback reads correctly (they do not change how data
 #: files map to rows): timestamps without zone, vacuum-only and checkpoint-format features
@@ -579,6 +585,8 @@ def read_error(path: str, fmt: str, exc: BaseException) -> InputDataError:
     the format, the Spark error's public facts (:func:`spark_problem`) and the fix, never
     the file's content (Spark's own text can quote its bytes)."""
     info = spark_error_info(exc)
+    if _matches(info.condition, UNOPENED_FILE):
+        return unreadable_input(path, fmt)
     if info.text:  # an analysis error about the schema or the path (TEXT_KEPT)
         return input_error(path, fmt, problem=info.text)
     if _matches(info.condition, UNREADABLE_TYPES):  # a type, not a damaged file
@@ -603,8 +611,11 @@ def _check_csv_rows(df: DataFrame, path: str, columns: Sequence[str]) -> None:
     One job parses every row (:data:`CSV_READ`: ``FAILFAST``, ``multiLine``, so a row
     with more or fewer fields than the header fails it whichever columns are read): such
     a row refuses the input in the numpy engine's words (:func:`input_error`), never the
-    row or its place. A file holding only its header (its columns have no type: CSV types
-    are inferred from the rows) is refused saying so; typed inputs (Parquet, Delta) carry
+    row or its place. A file that cannot be opened by then (removed or replaced by a folder
+    after the schema was read, not readable by this process: :data:`UNOPENED_FILE`) is
+    refused as such (:func:`read_error`), not said to be malformed. A file holding only
+    its header (its columns have no type: CSV types are inferred from the rows) is
+    refused saying so; typed inputs (Parquet, Delta) carry
     their schema and are never looked at here. Whether a CSV input is refused depends on
     its rows, as its types do (docs/operations.md, "CSV")."""
     fields = df.schema.fields
@@ -613,7 +624,8 @@ def _check_csv_rows(df: DataFrame, path: str, columns: Sequence[str]) -> None:
     try:
         rows = df.count()
     except SPARK_ERRORS as exc:
-        if _matches(spark_error_info(exc).condition, MALFORMED_CSV):
+        condition = spark_error_info(exc).condition
+        if _matches(condition, MALFORMED_CSV) and not _matches(condition, UNOPENED_FILE):
             raise input_error(path, "csv", columns=columns) from None
         raise read_error(path, "csv", exc) from None
     if not rows:
