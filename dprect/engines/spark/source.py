@@ -612,22 +612,26 @@ def _check_csv_rows(df: DataFrame, path: str, columns: Sequence[str]) -> None:
     with more or fewer fields than the header fails it whichever columns are read): such
     a row refuses the input in the numpy engine's words (:func:`input_error`), never the
     row or its place. A file that cannot be opened by then (removed or replaced by a folder
-    after the schema was read, not readable by this process: :data:`UNOPENED_FILE`) is
-    refused as such (:func:`read_error`), not said to be malformed. A file holding only
+    after the schema was read, not readable by this process: :data:`UNOPENED_FILE`; a path
+    gone, which a Spark Connect server finds when it resolves the read again for the
+    schema) is refused as such (:func:`~dprect.engines.input_errors.unreadable_input`),
+    not said to be malformed, nor left to end the run as a Spark failure. A file holding only
     its header (its columns have no type: CSV types are inferred from the rows) is
     refused saying so; typed inputs (Parquet, Delta) carry
     their schema and are never looked at here. Whether a CSV input is refused depends on
     its rows, as its types do (docs/operations.md, "CSV")."""
-    fields = df.schema.fields
-    if not fields:
-        raise csv_empty(path)
     try:
-        rows = df.count()
+        fields = df.schema.fields  # Spark Connect resolves the read again: files listed
+        rows = df.count() if fields else 0
     except SPARK_ERRORS as exc:
         condition = spark_error_info(exc).condition
-        if _matches(condition, MALFORMED_CSV) and not _matches(condition, UNOPENED_FILE):
+        if _matches(condition, (*UNOPENED_FILE, "PATH_NOT_FOUND")):  # read, then gone
+            raise unreadable_input(path, "csv") from None
+        if _matches(condition, MALFORMED_CSV):
             raise input_error(path, "csv", columns=columns) from None
         raise read_error(path, "csv", exc) from None
+    if not fields:
+        raise csv_empty(path)
     if not rows:
         raise csv_without_rows(path, [f.name for f in fields])
 
