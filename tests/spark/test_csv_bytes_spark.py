@@ -125,3 +125,18 @@ def test_a_header_that_is_not_utf8_is_refused_alike(spark, tmp_path: Path, heade
     assert said[0] == said[1]
     assert said[0].startswith(f"cannot read {str(path)!r} as csv")
     assert "\ufffd" not in said[0] and "not a well-formed CSV file" in said[0]
+
+
+def test_a_parquet_keys_bad_bytes_are_decoded_as_spark_decodes_them(spark, tmp_path: Path
+                                                                     ) -> None:
+    """The same decoding for a Parquet string column's distinct keys (Spark decodes each
+    value with Java's String decoder, which takes a surrogate's three bytes as one)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from dprect.engines.arrow_input import python_values
+
+    cells = pa.array([cell.strip(b'"') for cell in BAD_CELLS], pa.binary()).view(pa.string())
+    pq.write_table(pa.table({"g": cells}), tmp_path / "t.parquet")
+    on_spark = [r["g"] for r in spark.read.parquet(str(tmp_path / "t.parquet")).collect()]
+    assert python_values(cells) == on_spark
