@@ -140,6 +140,10 @@ _FIXES = (
     ("INVALID_ARRAY_INDEX", "use try_element_at(...) in the expression"),
     ("CANNOT_PARSE_TIMESTAMP", "use try_to_timestamp(...) in the expression"),
     ("USER_RAISED_EXCEPTION", "raise_error or assert_true in the expression stopped the read"),
+    ("FAILED_READ_FILE.FILE_NOT_EXIST", "a data file of the input cannot be opened: it was "
+                                        "removed, moved or replaced by a folder after the "
+                                        "input was listed, or this process may not read "
+                                        "it; check the input's files and run again"),
     ("FAILED_READ_FILE", "a data file of the input cannot be read: check that every file "
                          "is in the format read (parquet, csv or delta) and not damaged"),
     ("PYTHON_", "a Python worker failed; check the Spark Python setup (PYSPARK_PYTHON)"),
