@@ -140,3 +140,28 @@ def test_a_parquet_keys_bad_bytes_are_decoded_as_spark_decodes_them(spark, tmp_p
     pq.write_table(pa.table({"g": cells}), tmp_path / "t.parquet")
     on_spark = [r["g"] for r in spark.read.parquet(str(tmp_path / "t.parquet")).collect()]
     assert python_values(cells) == on_spark
+
+
+def test_the_aggregate_job_on_spark_gives_the_numpy_commands_bytes(
+        spark, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The jobs read a CSV input by the same rule: the aggregate job (Spark) writes the
+    numpy command's bytes for a group holding bytes that are not UTF-8."""
+    from tests.cli_run import job_argv
+
+    repo = Path(__file__).resolve().parents[2]
+    monkeypatch.syspath_prepend(str(repo / "jobs"))
+    import aggregate as job
+
+    data = _rows_csv(tmp_path / "t.csv", 900)
+    argv = job_argv(repo / "conf" / "aggregate.yaml", f"input={data}", "format=csv",
+                    "columns=[x]", "group_by=g", "groups=null", "table=null",
+                    "select_groups=true", "selection_epsilon=1", "selection_delta=1e-6",
+                    "epsilon=1", f"output={tmp_path / 'job.json'}", "seed=4")
+    assert job.main(argv, spark=spark) == 0
+    code, _, err = run(["aggregate", "--input", str(data), "--columns", "x", "--statistics",
+                        "count,mean", "--epsilon", "1", "--group-by", "g", *SELECT,
+                        "--seed", "4", "--quiet", "--output", str(tmp_path / "cli.json")],
+                       capsys)
+    assert code == 0, err
+    assert (tmp_path / "job.json").read_bytes() == (tmp_path / "cli.json").read_bytes()
+    assert "\ufffdbad" in json.loads((tmp_path / "cli.json").read_text())["groups"]
