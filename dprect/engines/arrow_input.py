@@ -4,6 +4,7 @@ never a value."""
 
 from __future__ import annotations
 
+import codecs
 import os
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ from dprect.engines.input_errors import (
     not_label_kind,
     not_numeric,
     reading,
+    unreadable_input,
 )
 
 FORMATS = ("parquet", "csv")
@@ -95,7 +97,12 @@ def read_table(path: str | os.PathLike[str], columns: list[str], fmt: str | None
             if blank_csv(p):  # pyarrow calls it malformed: say what Spark's engine says
                 raise csv_empty(path)
             csv_header(p)  # a name given to two fields is refused from the header
-            table = pcsv.read_csv(p, parse_options=CSV_ROWS, convert_options=CSV_CELLS)
+            try:
+                table = pcsv.read_csv(p, parse_options=CSV_ROWS, convert_options=CSV_CELLS)
+            except OSError:  # pyarrow's error for a folder has no class or number of its own
+                if not p.is_file():  # gone or replaced since its header was read
+                    raise unreadable_input(path, fmt) from None
+                raise
             _check_csv_typed(table, str(path))
             table = _csv_types_as_spark(table)
         else:
@@ -148,10 +155,17 @@ def _csv_types_as_spark(table: pa.Table) -> pa.Table:
     Spark's engine refuses a text feature. A timestamp without a zone as a timestamp in
     UTC: Spark infers ``timestamp`` (in the session's zone), pyarrow one without a zone
     (``timestamp_ntz`` to :func:`spark_type_name`), so a refusal named two types (no
-    column of either type is read: features, labels and groups refuse both)."""
+    column of either type is read: features, labels and groups refuse both). A column
+    holding bytes that are not UTF-8 as text, each bad sequence one U+FFFD
+    (:func:`spark_text`), as Spark decodes the file: pyarrow types such a column binary,
+    which a group or label column refused (a refusal made by a row's bytes) and a feature
+    refused naming another type than Spark's ``string``."""
     for i, field in enumerate(table.schema):
         if pa.types.is_null(field.type):
             table = table.set_column(i, field.name, pa.nulls(table.num_rows, pa.string()))
+        elif pa.types.is_binary(field.type) or pa.types.is_large_binary(field.type):
+            table = table.set_column(i, field.name, pa.array(
+                spark_text(table.column(i)), pa.string()))
         elif pa.types.is_timestamp(field.type) and field.type.tz is None:
             table = table.set_column(i, field.name, table.column(i).cast(
                 pa.timestamp(field.type.unit, tz="UTC")))
@@ -221,17 +235,48 @@ def value_kind(data_type: pa.DataType, name: str, role: str) -> str:
     raise not_label_kind(role, name, spark_type_name(t))
 
 
+#: the error handler (:func:`codecs.register_error`) that decodes bytes as Java's UTF-8
+#: decoder does, which Spark's readers use: each sequence that is not UTF-8 one U+FFFD
+#: (:func:`_java_replacement`)
+JAVA_UTF8 = "dprect.java-utf8"
+
+
+def _java_replacement(exc: UnicodeError) -> tuple[str, int]:
+    """One U+FFFD for the bad sequence where ``exc`` was raised, as long as Java's decoder
+    takes it: Python's ``replace`` (the longest start of a sequence, else one byte), but a
+    surrogate's three-byte form (``ED A0..BF`` and a continuation byte) is one sequence to
+    Java, and three to Python (``ED A0..BF`` without one: two bytes, one sequence)."""
+    if not isinstance(exc, UnicodeDecodeError):
+        raise exc
+    data, start, end = exc.object, exc.start, exc.end
+    if data[start] == 0xED and start + 1 < len(data) and 0xA0 <= data[start + 1] <= 0xBF:
+        third = start + 2 < len(data) and 0x80 <= data[start + 2] <= 0xBF
+        end = start + 3 if third else start + 2
+    return "\ufffd", end
+
+
+codecs.register_error(JAVA_UTF8, _java_replacement)
+
+
+def spark_text(raw: pa.Array | pa.ChunkedArray) -> list[str | None]:
+    """Binary values (or text, as its bytes) as Spark reads them as text: each sequence
+    that is not UTF-8 one U+FFFD (:data:`JAVA_UTF8`); nulls as None."""
+    if not (pa.types.is_binary(raw.type) or pa.types.is_large_binary(raw.type)):
+        raw = pc.cast(pc.cast(raw, pa.large_string()), pa.large_binary())
+    return [None if v is None else v.decode("utf-8", JAVA_UTF8) for v in raw.to_pylist()]
+
+
 def python_values(values: pa.Array) -> list[Any]:
     """An Arrow array's values as Python objects (a key's or a label's distinct values),
     text read as Spark reads a string's bytes: each sequence that is not UTF-8 (a Parquet
-    string column can hold such bytes; pyarrow reads them unchecked) one U+FFFD, where
-    ``to_pylist`` raised UnicodeDecodeError once the budget was reserved."""
+    string column can hold such bytes; pyarrow reads them unchecked) one U+FFFD
+    (:func:`spark_text`), where ``to_pylist`` raised UnicodeDecodeError once the budget
+    was reserved."""
     t = values.type
     if not (pa.types.is_string(t) or pa.types.is_large_string(t)
             or pa.types.is_string_view(t)):
         return values.to_pylist()
-    raw = pc.cast(pc.cast(values, pa.large_string()), pa.large_binary())
-    return [None if v is None else v.decode("utf-8", "replace") for v in raw.to_pylist()]
+    return spark_text(values)
 
 
 def label_matches(table: pa.Table, name: str, value: bool | float | str | None

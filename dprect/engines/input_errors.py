@@ -66,6 +66,22 @@ def input_error(path: str | os.PathLike[str], fmt: str, *, problem: str | None =
                           f"{WITHHELD}")
 
 
+#: the error classes of a file that cannot be opened (removed, replaced by a folder or
+#: not readable by this process after the input was listed): :func:`unreadable_input`
+UNOPENED = (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError)
+
+
+def unreadable_input(path: str | os.PathLike[str], fmt: str) -> InputDataError:
+    """The error for an input ``path`` a file of which cannot be opened once listed (it
+    was removed, moved or replaced by a folder, or this process may not read it), on
+    either engine: the path and the format only — whatever the file holds, it is not
+    said to be malformed."""
+    return InputDataError(
+        f"cannot read {os.fspath(path)!r} as {fmt}: a file of it cannot be opened (it was "
+        "removed, moved or replaced by a folder after the input was listed, or this "
+        "process may not read it): check the input's files and run again")
+
+
 def starts_as_parquet(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` is a local file whose first bytes are :data:`PARQUET_MAGIC` — the
     file format's public marker, the same for every Parquet file whatever its rows (an
@@ -188,20 +204,24 @@ def reading(path: str | os.PathLike[str], fmt: str,
             columns: Sequence[str] = ()) -> Iterator[None]:
     """A reading step: an exception of ``errors`` raised inside becomes
     :func:`input_error` (``problem(exc)`` may name it from public facts only); dprect's
-    own errors pass unchanged. The library's exception is not chained (``from None``), so
-    no traceback or log prints its text either."""
+    own errors pass unchanged. A file that cannot be opened (:data:`UNOPENED`, among
+    ``errors``) is :func:`unreadable_input`, never said to be malformed. The library's
+    exception is not chained (``from None``), so no traceback or log prints its text
+    either."""
     try:
         yield
     except DprectError:
         raise
     except errors as exc:
+        if isinstance(exc, UNOPENED):
+            raise unreadable_input(path, fmt) from None
         said = problem(exc) if problem is not None else None
         raise input_error(path, fmt, problem=said, columns=columns) from None
 
 
 __all__ = ["BLANK_BYTES", "EXPECTED", "LISTED_NAMES", "NAME_CHARS", "PARQUET_MAGIC",
-           "SHOWN_COLUMNS", "WITHHELD",
+           "SHOWN_COLUMNS", "UNOPENED", "WITHHELD",
            "blank_csv", "column_names", "csv_empty", "csv_name_twice", "csv_without_rows",
            "input_error",
            "missing_columns", "not_label_kind", "not_numeric", "reading", "repeated_column",
-           "starts_as_parquet", "type_not_read"]
+           "starts_as_parquet", "type_not_read", "unreadable_input"]

@@ -67,3 +67,22 @@ def test_python_values_reads_each_bad_sequence_as_one_replacement(kind) -> None:
     assert python_values(values) == ["\ufffd\ufffdbad", "ok", None, "\u00e9", "\ufffd"]
     assert python_values(pa.array([1.5, None])) == [1.5, None]
     assert python_values(pa.array([True, False])) == [True, False]
+
+
+def test_python_values_reads_a_surrogates_bytes_as_java_does() -> None:
+    raw = pa.array([b"\xed\xa0\x80", b"\xed\xa0\x80\xed\xb0\x80", b"a\xed\xa0", b"\xed\xa0z",
+                    b"\xed\x9f\xbf"], pa.binary())
+    assert python_values(raw.view(pa.string())) == [
+        "\ufffd", "\ufffd\ufffd", "a\ufffd", "\ufffdz", "\ud7ff"]
+
+
+def test_a_csv_group_with_a_bad_byte_runs_on_numpy(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "t.csv"
+    data.write_bytes(b"g,x\n" + b"ok,1.5\n\xffbad,2.5\n" * 300)
+    out = tmp_path / "o.json"
+    code, _, err = run(["aggregate", "--input", str(data), "--columns", "x",
+                        "--statistics", "count", "--epsilon", "1", "--group-by", "g",
+                        *SELECT, "--seed", "1", "--quiet", "--output", str(out)], capsys)
+    assert code == 0, err
+    assert sorted(json.loads(out.read_text())["groups"]) == ["ok", "\ufffdbad"]

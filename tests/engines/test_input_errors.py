@@ -30,6 +30,7 @@ from dprect.engines.input_errors import (
     input_error,
     missing_columns,
     reading,
+    unreadable_input,
 )
 
 SECRET = "SECRET-cell-4411"
@@ -50,6 +51,20 @@ def test_own_errors_pass_and_others_are_not_caught() -> None:
         raise ParameterError("mine")
     with pytest.raises(KeyError), reading("t", "parquet", (OSError,)):
         raise KeyError(SECRET)
+
+
+@pytest.mark.parametrize("error", [PermissionError, FileNotFoundError, IsADirectoryError])
+def test_a_file_that_cannot_be_opened_is_not_called_malformed(error) -> None:
+    """Root reads any file, so a permission denied is raised here as pyarrow raises it:
+    the file cannot be opened, which says nothing of its content (it was said to be
+    "not a well-formed CSV file")."""
+    with pytest.raises(InputDataError) as caught, reading(
+            "t.csv", "csv", (OSError,), problem=lambda _e: "not parquet", columns=["x"]):
+        raise error(13, f"Permission denied {SECRET}")
+    assert str(caught.value) == str(unreadable_input("t.csv", "csv"))
+    assert str(caught.value).startswith("cannot read 't.csv' as csv: a file of it cannot "
+                                        "be opened (")
+    assert SECRET not in str(caught.value) and caught.value.__cause__ is None
 
 
 def test_a_problem_is_told_by_public_facts_only() -> None:

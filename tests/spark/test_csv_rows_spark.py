@@ -62,3 +62,55 @@ def test_a_malformed_row_is_refused_before_the_charge(spark, tmp_path: Path, cap
     assert code == 2, err
     assert messages(err) == [f"dprect: error: {numpy_said}"]
     assert Ledger(ledger).events("ds") == [] and not (tmp_path / "r.json").exists()
+
+
+def _unopened(path: Path, how: str) -> None:
+    """``path`` made a file that cannot be opened: removed, or replaced by a folder."""
+    path.unlink()
+    if how == "folder":
+        path.mkdir()
+        (path / "part.csv").write_text("g,x\na,1.5\n")
+
+
+@pytest.mark.parametrize("how", ["removed", "folder"])
+def test_a_file_that_cannot_be_opened_is_not_called_malformed(
+        spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    """A file removed (or replaced by a folder) after its header was read: the row check
+    (Spark) and pyarrow's read (numpy) cannot open it. Spark's FAILED_READ_FILE was said
+    to be a malformed CSV file; both engines now say it cannot be opened, in one line."""
+    from dprect.engines import arrow_input
+    from dprect.engines.spark import source
+
+    path = tmp_path / "t.csv"
+    said = []
+    for module, name, read, first in (
+            (source, "_check_csv_rows", lambda: read_source(spark, str(path), columns=["x"]),
+             True),
+            (arrow_input, "csv_header", lambda: read_table(path, ["x"]), False)):
+        path.write_text("g,x\na,1.5\nb,2.5\n")
+        real = getattr(module, name)
+
+        def gone(*args, real=real, first=first, **kwargs):
+            if first:  # the row check, on a file gone after the schema was read
+                _unopened(path, how)
+            out = real(*args, **kwargs)
+            if not first:  # the header read: the file goes before pyarrow reads it
+                _unopened(path, how)
+            return out
+
+        monkeypatch.setattr(module, name, gone)
+        with pytest.raises(InputDataError) as refused:
+            read()
+        said.append(str(refused.value))
+        monkeypatch.undo()
+        if path.is_dir():
+            (path / "part.csv").unlink()
+            path.rmdir()
+    assert said[0] == said[1], said
+    assert said[0] == (f"cannot read {str(path)!r} as csv: a file of it cannot be opened "
+                       "(it was removed, moved or replaced by a folder after the input was "
+                       "listed, or this process may not read it): check the input's files "
+                       "and run again")
+    path.write_text(MALFORMED["extra"])
+    numpy_said, spark_said = _refusals(spark, path, ["x"])
+    assert numpy_said == spark_said and "not a well-formed CSV file" in spark_said

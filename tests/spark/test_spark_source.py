@@ -204,6 +204,27 @@ def test_a_bad_file_found_when_the_rows_are_read_is_an_input_error(spark, tmp_pa
     assert "FAILED_READ_FILE" in message and "found [" not in message, message
 
 
+def test_a_file_gone_when_the_rows_are_read_is_said_to_be_gone(spark, tmp_path):
+    """A Parquet file removed after the read was planned: Spark's FAILED_READ_FILE of a
+    file it cannot open (FILE_NOT_EXIST) gets the fix of a file gone, not of a file in
+    another format or damaged."""
+    from dprect.engines.spark.fit import prepare_fit
+
+    folder = tmp_path / "pq"
+    folder.mkdir()
+    for part in range(2):
+        pq.write_table(pa.table({"x": [0.5, 0.7], "y": [1, 0]}),
+                       folder / f"part-{part}.parquet")
+    df = read_source(spark, folder, columns=["x", "y"])
+    (folder / "part-1.parquet").unlink()
+    with pytest.raises(InputDataError) as caught:
+        prepare_fit(df, features=["x"], label="y", epsilon=1.0, delta=1e-6)
+    message = str(caught.value)
+    assert "FAILED_READ_FILE.FILE_NOT_EXIST" in message, message
+    assert "cannot be opened: it was removed, moved or replaced by a folder" in message
+    assert "not damaged" not in message
+
+
 def test_a_type_spark_cannot_read_is_named_where_no_footer_is_read_first(spark, tmp_path):
     """Spark's Parquet reader reads no float16 (halffloat) column, used or not. A local
     file or folder has its footer read first (an unused such column is left out of

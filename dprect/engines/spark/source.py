@@ -72,6 +72,7 @@ from dprect.engines.input_errors import (
     input_error,
     missing_columns,
     starts_as_parquet,
+    unreadable_input,
 )
 from dprect.engines.spark.remote import is_connect, stop_session
 
@@ -87,6 +88,11 @@ CSV_READ: dict[str, Any] = {"header": True, "inferSchema": True, "multiLine": Tr
                             "mode": "FAILFAST"}
 #: the error conditions of a CSV row Spark cannot parse under ``FAILFAST``
 MALFORMED_CSV = ("FAILED_READ_FILE", "MALFORMED_RECORD_IN_PARSING")
+#: the error condition of a data file that cannot be opened once listed: Spark names so
+#: any ``FileNotFoundException`` of a read (a file removed, replaced by a folder, or not
+#: readable by this process), which :func:`read_error` tells by
+#: :func:`~dprect.engines.input_errors.unreadable_input`, never as a malformed file
+UNOPENED_FILE = ("FAILED_READ_FILE.FILE_NOT_EXIST",)
 
 #: reader features the deltalake fallback reads correctly (they do not change how data
 #: files map to rows): timestamps without zone, vacuum-only and checkpoint-format features
@@ -134,6 +140,10 @@ _FIXES = (
     ("INVALID_ARRAY_INDEX", "use try_element_at(...) in the expression"),
     ("CANNOT_PARSE_TIMESTAMP", "use try_to_timestamp(...) in the expression"),
     ("USER_RAISED_EXCEPTION", "raise_error or assert_true in the expression stopped the read"),
+    ("FAILED_READ_FILE.FILE_NOT_EXIST", "a data file of the input cannot be opened: it was "
+                                        "removed, moved or replaced by a folder after the "
+                                        "input was listed, or this process may not read "
+                                        "it; check the input's files and run again"),
     ("FAILED_READ_FILE", "a data file of the input cannot be read: check that every file "
                          "is in the format read (parquet, csv or delta) and not damaged"),
     ("PYTHON_", "a Python worker failed; check the Spark Python setup (PYSPARK_PYTHON)"),
@@ -579,6 +589,8 @@ def read_error(path: str, fmt: str, exc: BaseException) -> InputDataError:
     the format, the Spark error's public facts (:func:`spark_problem`) and the fix, never
     the file's content (Spark's own text can quote its bytes)."""
     info = spark_error_info(exc)
+    if _matches(info.condition, UNOPENED_FILE):
+        return unreadable_input(path, fmt)
     if info.text:  # an analysis error about the schema or the path (TEXT_KEPT)
         return input_error(path, fmt, problem=info.text)
     if _matches(info.condition, UNREADABLE_TYPES):  # a type, not a damaged file
@@ -603,19 +615,27 @@ def _check_csv_rows(df: DataFrame, path: str, columns: Sequence[str]) -> None:
     One job parses every row (:data:`CSV_READ`: ``FAILFAST``, ``multiLine``, so a row
     with more or fewer fields than the header fails it whichever columns are read): such
     a row refuses the input in the numpy engine's words (:func:`input_error`), never the
-    row or its place. A file holding only its header (its columns have no type: CSV types
-    are inferred from the rows) is refused saying so; typed inputs (Parquet, Delta) carry
+    row or its place. A file that cannot be opened by then (removed or replaced by a folder
+    after the schema was read, not readable by this process: :data:`UNOPENED_FILE`; a path
+    gone, which a Spark Connect server finds when it resolves the read again for the
+    schema) is refused as such (:func:`~dprect.engines.input_errors.unreadable_input`),
+    not said to be malformed, nor left to end the run as a Spark failure. A file holding only
+    its header (its columns have no type: CSV types are inferred from the rows) is
+    refused saying so; typed inputs (Parquet, Delta) carry
     their schema and are never looked at here. Whether a CSV input is refused depends on
     its rows, as its types do (docs/operations.md, "CSV")."""
-    fields = df.schema.fields
-    if not fields:
-        raise csv_empty(path)
     try:
-        rows = df.count()
+        fields = df.schema.fields  # Spark Connect resolves the read again: files listed
+        rows = df.count() if fields else 0
     except SPARK_ERRORS as exc:
-        if _matches(spark_error_info(exc).condition, MALFORMED_CSV):
+        condition = spark_error_info(exc).condition
+        if _matches(condition, (*UNOPENED_FILE, "PATH_NOT_FOUND")):  # read, then gone
+            raise unreadable_input(path, "csv") from None
+        if _matches(condition, MALFORMED_CSV):
             raise input_error(path, "csv", columns=columns) from None
         raise read_error(path, "csv", exc) from None
+    if not fields:
+        raise csv_empty(path)
     if not rows:
         raise csv_without_rows(path, [f.name for f in fields])
 
