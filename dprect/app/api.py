@@ -709,9 +709,9 @@ class Grouping:
         ``selection`` keeps (:func:`~dprect.core.group_selection.select_keys`, drawn
         from ``rng``; call it after the charge) after the public list given beside it —
         whose keys the selection leaves out (docs/privacy.md §18)."""
-        from dprect.engines.bounds_input import listed_keys, resolve_groups
+        from dprect.engines.bounds_input import integral_arrow, listed_keys, resolve_groups
         from dprect.engines.grouped import key_counts
-        from dprect.engines.row_kernels import group_index
+        from dprect.engines.row_kernels import group_index, single_type
 
         if selection is None:
             assert self.group is not None
@@ -719,13 +719,16 @@ class Grouping:
         if self.column is None:
             raise ParameterError("select_groups needs group_by")
         texts = [_group_text(v) for v in self.groups]
-        listed = listed_keys(texts, self.kind, "group_by")
+        # the column's own type: exact integers, float32 (the texts' rounding) or float64
+        typed = {"integral": integral_arrow(self.column.type),
+                 "single": single_type(self.column.type)}
+        listed = listed_keys(texts, self.kind, "group_by", **typed)
         counts = {k: n for k, n in key_counts(self.column, self.kind).items()
                   if k not in listed}
         keys = select_keys(selection, counts, rng)
         self.kept = len(keys)
         index = group_index(self.column, self.kind,
-                            resolve_groups([*texts, *keys], self.kind, "group_by"))
+                            resolve_groups([*texts, *keys], self.kind, "group_by", **typed))
         return index, [*self.groups, *keys]
 
 
@@ -742,7 +745,7 @@ def grouped_columns(data: object, columns: Sequence[str] | None, group_by: objec
     schema only."""
     from dprect.engines.arrow_input import numeric_column
     from dprect.engines.bounds_input import group_kind_of_arrow, integral_arrow, resolve_groups
-    from dprect.engines.row_kernels import group_index
+    from dprect.engines.row_kernels import group_index, single_type
 
     listed: list[object] | None = None
     if select:
@@ -775,14 +778,15 @@ def grouped_columns(data: object, columns: Sequence[str] | None, group_by: objec
     label = group_by if isinstance(group_by, str) else "group_by"
     kind = group_kind_of_arrow(table.schema.field(group_name).type, label)
     integral = integral_arrow(table.schema.field(group_name).type)
+    single = single_type(table.schema.field(group_name).type)
     if select:  # the public list beside the selection checked now, before the charge
         resolve_groups([_group_text(v) for v in listed or ()], kind, label,
-                       integral=integral)
+                       integral=integral, single=single)
         return names, values, Grouping(None, list(listed or ()), table.column(group_name),
                                        kind)
     assert listed is not None
     resolved = resolve_groups([_group_text(v) for v in listed], kind, label,
-                              integral=integral)
+                              integral=integral, single=single)
     return names, values, Grouping(group_index(table.column(group_name), kind, resolved),
                                    listed)
 
