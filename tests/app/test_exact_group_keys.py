@@ -91,3 +91,25 @@ def test_a_listed_float_value_matches_a_float32_column(
                     "--selection-epsilon", "1", "--selection-delta", "1e-6")[0]
     assert sorted(found) == sorted(repr(float(np.float32(v))) for v in (0.1, 0.2, 0.3))
 
+
+
+def test_the_python_api_takes_int64_ids_and_float32_values_exactly() -> None:
+    """``dprect.describe`` on an in-memory table: listed Python ints, keys found
+    privately and a listed float for a float32 column, as the command line takes them."""
+    import dprect
+
+    ids = np.repeat(np.array(IDS, dtype=np.int64), ROWS)
+    table = pa.table({"id": pa.array(ids, pa.int64()),
+                      "f": pa.array(np.repeat(np.float32([0.1, 0.2, 0.3]), ROWS)),
+                      "x": np.linspace(0.0, 1.0, len(ids))})
+    listed = dprect.describe(table, ["x"], group_by="id", groups=[IDS[0], IDS[2]],
+                             statistics=["count"], epsilon=50.0, seed=3)
+    assert listed.groups == [IDS[0], IDS[2]]
+    assert abs(listed.cell("x", IDS[0]).count - 40) <= 2
+    found = dprect.describe(table, ["x"], group_by="id", select_groups=True,
+                            selection_epsilon=1.0, selection_delta=1e-6,
+                            statistics=["count"], epsilon=50.0, seed=3)
+    assert sorted(found.groups) == sorted(str(i) for i in IDS)
+    single = dprect.describe(table, ["x"], group_by="f", groups=[0.1, 0.4],
+                             statistics=["count"], epsilon=50.0, seed=3)
+    assert abs(single.cell("x", 0.1).count - 40) <= 2
