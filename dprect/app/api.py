@@ -162,6 +162,12 @@ def positive_mask(y: object, positive_label: object = FitRequest.positive_label,
         return y_arr == bool(value)
     if y_arr.dtype.kind == "U":
         return y_arr == value
+    if y_arr.dtype.kind in "iu" and isinstance(value, int) and not isinstance(value, bool):
+        # an integer dtype's labels compared exactly (a label past its range: no row)
+        info = np.iinfo(y_arr.dtype)
+        if not info.min <= value <= info.max:
+            return np.zeros(len(y_arr), dtype=bool)
+        return y_arr == y_arr.dtype.type(value)
     # compared as float64 (as y.astype(float64) == value), cast block by block: no copy
     return np.equal(y_arr, np.float64(value), signature="dd->?")
 
@@ -525,7 +531,8 @@ def label_counts(y: object, rows: int, column: str = "y",
     """The candidates of a private class selection in ``y``: each label value's rows,
     named as a class is (:func:`~dprect.core.classes.label_candidates`: a numeric label
     as a float, as the engines count a label column). Read as the command line reads a
-    label column (pyarrow's ``value_counts``; numbers as float64, pandas' missing values
+    label column (pyarrow's ``value_counts``; numbers as float64 — an integer dtype's as
+    its exact integers, as :func:`positive_mask` compares them —, pandas' missing values
     as nulls; in a pandas text column a value that is not text is no class, as
     :func:`positive_mask` never matches it); an untyped y (a Python list, a numpy object
     array: no schema says what its labels are) is refused, from its type. The values of
@@ -551,7 +558,7 @@ def label_counts(y: object, rows: int, column: str = "y",
     try:
         col = pa.array(y if hasattr(y, "__arrow_array__") and y_arr.dtype.kind != "O"
                        else y_arr, from_pandas=True)
-        if kind == "numeric":
+        if kind == "numeric" and not _integral_labels(y, y_arr):
             col = pc.cast(col, pa.float64(), safe=False)  # labels compare as float64
         elif kind == "string" and not pa.types.is_string(col.type):
             col = pc.cast(col, pa.string())

@@ -101,3 +101,44 @@ def test_a_listed_integer_past_the_long_range_takes_the_pass(
     assert outputs["spark"] == outputs["numpy"] and not jvm_calls
     counts = {r["group"]: r["count"] for r in json.loads(outputs["numpy"])["results"]}
     assert abs(counts[str(IDS[1])] - 50) <= 2 and abs(counts[str(2**70)]) <= 2
+
+
+#: labels: BIG+1 and BIG+2 are one float64 (2^60), BIG+1001 another (2^60 + 1024)
+LABELS = [BIG + 1, BIG + 2, BIG + 1001]
+
+
+@pytest.mark.parametrize("options", [
+    ["--positive-label", str(LABELS[0])],
+    ["--classes", f"{LABELS[0]},{LABELS[2]}"],
+    ["--select-groups", "--selection-epsilon", "0.5", "--selection-delta", "1e-6"],
+    ["--classes", str(LABELS[1]), "--select-groups", "--selection-epsilon", "0.5",
+     "--selection-delta", "1e-6"],
+])
+def test_int64_labels_past_2_53_fit_alike_on_both_engines(
+        spark, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        options: list[str]) -> None:
+    """A label (or class) of an int64 column names its own rows only, on both engines —
+    the Spark fit's SQL test, its file sample and its label count compare the longs as
+    the numpy engine does — and the records are byte-identical for a seed."""
+    n = 2000
+    rng = np.random.default_rng(1)
+    path = tmp_path / "l.parquet"
+    pq.write_table(pa.table({
+        "a": np.concatenate([rng.uniform(2 * i, 2 * i + 1, n) for i in range(3)]),
+        "id": pa.array(np.repeat(np.array(LABELS, dtype=np.int64), n), pa.int64())}), path)
+    outputs = {}
+    for engine in ("numpy", "spark"):
+        out = tmp_path / f"{engine}.json"
+        code, _, err = run(["fit", "--input", str(path), "--features", "a", "--label", "id",
+                            "--epsilon", "1", "--delta", "1e-6", "--grid", "0:8:1024",
+                            "--seed", "1", "--engine", engine, "--output", str(out),
+                            "--quiet", *options], capsys)
+        assert code == 0, err
+        outputs[engine] = out.read_bytes()
+    assert outputs["spark"] == outputs["numpy"]
+    got = json.loads(outputs["numpy"])
+    first = got["rectangles"][str(LABELS[0])] if "rectangles" in got else got
+    if "classes" not in got or str(LABELS[0]) in got["classes"]:
+        assert first["upper"][0] <= 1.5  # LABELS[1]'s rows (up to 3) not pooled in
+    if "--select-groups" in options:
+        assert sorted(got["classes"]) == sorted(str(v) for v in LABELS)
