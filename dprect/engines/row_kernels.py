@@ -111,22 +111,27 @@ class IntegerGroups:
             self.type, low, high = pa.uint64(), 0, (1 << 64) - 1
         else:
             self.type, low, high = pa.int64(), -(1 << 63), (1 << 63) - 1
-        kept: list[int] = []
-        where: list[int] = []
-        for i, v in enumerate(values):
-            x = exact_integer(v)
-            if x is not None and low <= x <= high:
-                kept.append(x)
-                where.append(i)
-        self.where = np.asarray(where, dtype=np.int32)
+        kept: Any = None
+        if pa.types.is_int64(self.type) and all(type(v) is int for v in values):
+            try:  # the usual list, ids of int64's range: in C's loops
+                kept = np.fromiter(values, np.int64, len(values))
+                self.where = np.arange(len(values), dtype=np.int32)
+            except OverflowError:
+                kept = None
+        if kept is None:
+            exact = [(i, exact_integer(v)) for i, v in enumerate(values)]
+            inside = [(i, x) for i, x in exact if x is not None and low <= x <= high]
+            self.where = np.asarray([i for i, _ in inside], dtype=np.int32)
+            kept = [x for _, x in inside]
         self.dense: DenseGroups | None = None
-        if pa.types.is_int64(self.type) and kept \
-                and max(abs(min(kept)), abs(max(kept))) <= _DENSE_LIMIT:
-            self.dense = DenseGroups.of([float(k) for k in kept])
+        if pa.types.is_int64(self.type) and len(kept):
+            ints = np.asarray(kept, dtype=np.int64)
+            if max(abs(int(ints.min())), abs(int(ints.max()))) <= _DENSE_LIMIT:
+                self.dense = DenseGroups.of(ints.astype(np.float64))  # exact: below 2^53
         if pa.types.is_decimal(self.type):
             from decimal import Decimal
 
-            self.set = pa.array([Decimal(k) for k in kept], self.type)
+            self.set = pa.array([Decimal(int(k)) for k in kept], self.type)
         else:
             self.set = pa.array(kept, self.type)
 
@@ -180,7 +185,7 @@ class DenseGroups:
         return np.where(inside, self.table[slot], np.int32(-1))
 
     @classmethod
-    def of(cls, values: Sequence[Any]) -> DenseGroups | None:
+    def of(cls, values: Sequence[Any] | np.ndarray) -> DenseGroups | None:
         """The table of float64 ``values``, or None (Arrow's set then): a value not an
         integer of [−2^53, 2^53], a −0.0, two equal values, or a span past
         :data:`_DENSE_SLOTS_PER_VALUE` slots a value (plus :data:`_DENSE_SLACK`)."""
