@@ -199,6 +199,12 @@ def positive_mask(y: object, positive_label: object = FitRequest.positive_label,
         return y_arr == bool(value)
     if y_arr.dtype.kind == "U":
         return y_arr == value
+    if y_arr.dtype.kind in "iu" and isinstance(value, int) and not isinstance(value, bool):
+        # an integer dtype's labels compared exactly (a label past its range: no row)
+        info = np.iinfo(y_arr.dtype)
+        if not info.min <= value <= info.max:
+            return np.zeros(len(y_arr), dtype=bool)
+        return y_arr == y_arr.dtype.type(value)
     # compared as float64 (as y.astype(float64) == value), cast block by block: no copy
     return np.equal(y_arr, np.float64(value), signature="dd->?")
 
@@ -567,7 +573,8 @@ def label_counts(y: object, rows: int, column: str = "y",
     """The candidates of a private class selection in ``y``: each label value's rows,
     named as a class is (:func:`~dprect.core.classes.label_candidates`: a numeric label
     as a float, as the engines count a label column). Read as the command line reads a
-    label column (pyarrow's ``value_counts``; numbers as float64, pandas' missing values
+    label column (pyarrow's ``value_counts``; numbers as float64 — an integer dtype's as
+    its exact integers, as :func:`positive_mask` compares them —, pandas' missing values
     as nulls; in a pandas text column a value that is not text is no class, as
     :func:`positive_mask` never matches it); an untyped y (a Python list, a numpy object
     array: no schema says what its labels are) is refused, from its type. The values of
@@ -593,7 +600,7 @@ def label_counts(y: object, rows: int, column: str = "y",
     try:
         col = pa.array(y if hasattr(y, "__arrow_array__") and y_arr.dtype.kind != "O"
                        else y_arr, from_pandas=True)
-        if kind == "numeric":
+        if kind == "numeric" and not _integral_labels(y, y_arr):
             col = pc.cast(col, pa.float64(), safe=False)  # labels compare as float64
         elif kind == "string" and not pa.types.is_string(col.type):
             col = pc.cast(col, pa.string())
@@ -759,9 +766,9 @@ class Grouping:
         ``selection`` keeps (:func:`~dprect.core.group_selection.select_keys`, drawn
         from ``rng``; call it after the charge) after the public list given beside it —
         whose keys the selection leaves out (docs/privacy.md §18)."""
-        from dprect.engines.bounds_input import listed_keys, resolve_groups
+        from dprect.engines.bounds_input import integral_arrow, listed_keys, resolve_groups
         from dprect.engines.grouped import key_counts
-        from dprect.engines.row_kernels import group_index
+        from dprect.engines.row_kernels import group_index, single_type
 
         if selection is None:
             assert self.group is not None
@@ -769,13 +776,16 @@ class Grouping:
         if self.column is None:
             raise ParameterError("select_groups needs group_by")
         texts = [_group_text(v) for v in self.groups]
-        listed = listed_keys(texts, self.kind, "group_by")
+        # the column's own type: exact integers, float32 (the texts' rounding) or float64
+        typed = {"integral": integral_arrow(self.column.type),
+                 "single": single_type(self.column.type)}
+        listed = listed_keys(texts, self.kind, "group_by", **typed)
         counts = {k: n for k, n in key_counts(self.column, self.kind).items()
                   if k not in listed}
         keys = select_keys(selection, counts, rng)
         self.kept = len(keys)
         index = group_index(self.column, self.kind,
-                            resolve_groups([*texts, *keys], self.kind, "group_by"))
+                            resolve_groups([*texts, *keys], self.kind, "group_by", **typed))
         return index, [*self.groups, *keys]
 
 
@@ -792,7 +802,7 @@ def grouped_columns(data: object, columns: Sequence[str] | None, group_by: objec
     schema only."""
     from dprect.engines.arrow_input import numeric_column
     from dprect.engines.bounds_input import group_kind_of_arrow, integral_arrow, resolve_groups
-    from dprect.engines.row_kernels import group_index
+    from dprect.engines.row_kernels import group_index, single_type
 
     listed: list[object] | None = None
     if select:
@@ -825,14 +835,15 @@ def grouped_columns(data: object, columns: Sequence[str] | None, group_by: objec
     label = group_by if isinstance(group_by, str) else "group_by"
     kind = group_kind_of_arrow(table.schema.field(group_name).type, label)
     integral = integral_arrow(table.schema.field(group_name).type)
+    single = single_type(table.schema.field(group_name).type)
     if select:  # the public list beside the selection checked now, before the charge
         resolve_groups([_group_text(v) for v in listed or ()], kind, label,
-                       integral=integral)
+                       integral=integral, single=single)
         return names, values, Grouping(None, list(listed or ()), table.column(group_name),
                                        kind)
     assert listed is not None
     resolved = resolve_groups([_group_text(v) for v in listed], kind, label,
-                              integral=integral)
+                              integral=integral, single=single)
     return names, values, Grouping(group_index(table.column(group_name), kind, resolved),
                                    listed)
 

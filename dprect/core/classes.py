@@ -39,6 +39,7 @@ import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
@@ -253,7 +254,8 @@ def class_seeds(seed: int | None, count: int) -> list[int | None]:
 def label_candidates(pairs: Iterable[tuple[object, int]], kind: str) -> dict[str, int]:
     """The candidates of a private class selection (docs/privacy.md §18): each label
     value seen in the data, named as a class is (:func:`label_key` of the value read as
-    the column's ``kind`` — a float for a numeric column, as both engines compare labels),
+    the column's ``kind`` — an int by its exact digits for a column of an integer type,
+    which both engines count as its integers, else a float, as they compare labels),
     → its rows, from (value, rows) pairs (an engine's count per value; pairs naming one
     class are summed, e.g. 0.0 and -0.0). Nulls, NaN and ±inf are no class (a class is a
     finite label), and so is an empty or blank text (a class is never blank:
@@ -265,10 +267,14 @@ def label_candidates(pairs: Iterable[tuple[object, int]], kind: str) -> dict[str
         if value is None or kind == "null":
             continue
         if kind == "numeric":
-            number = float(value)  # type: ignore[arg-type]
-            if not math.isfinite(number):
-                continue
-            key = label_key(number)
+            if isinstance(value, int | Decimal) and not isinstance(value, bool) \
+                    and value == int(value):  # an integer type's value: exact
+                key = str(int(value))
+            else:
+                number = float(value)  # type: ignore[arg-type]
+                if not math.isfinite(number):
+                    continue
+                key = label_key(number)
         elif kind == "boolean":
             key = label_key(bool(value))
         else:
@@ -291,12 +297,23 @@ def unlisted_candidates(counts: Mapping[str, int],
     (docs/privacy.md §18, Theorem S′): ``counts`` (:func:`label_candidates`) without the
     key of any listed class, each read against the label column's ``kind``
     (:func:`resolve_positive_label`: from the schema and the list only — a class the
-    column cannot hold is refused, naming the column)."""
+    column cannot hold is refused, naming the column) — by both numeric readings (a
+    float64's, an integer type's exact one), as ``kind`` does not say which: a listed
+    class's rows are never a candidate's, and a candidate left out for a reading another
+    type would give is left out by the public list alone."""
     out = dict(counts)
     for value in listed:
         read = resolve_positive_label(value, kind, column)
-        if read is not None:
-            out.pop(label_key(read), None)
+        if read is None:
+            continue
+        out.pop(label_key(read), None)
+        if kind != "numeric":
+            continue
+        try:
+            exact = resolve_positive_label(value, kind, column, integral=True)
+        except ParameterError:
+            continue  # a fraction: no integer type's row holds it
+        out.pop(label_key(exact), None)
     return out
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 
 import numpy as np
 
@@ -65,15 +66,19 @@ def _describe(value: object) -> str:
 
 
 def resolve_positive_label(value: object, kind: str, column: str, *, integral: bool = False
-                           ) -> bool | float | str | None:
+                           ) -> bool | float | int | str | None:
     """The positive label as a value comparable with a label column of ``kind`` (one of
-    :data:`LABEL_KINDS`, from the column's *type*): a float for a numeric column (labels
-    are compared as float64), a bool for a boolean one, a str for a string one. None for
-    a column of the null type (it holds no value, so no row is positive). A number with
-    a fraction for a numeric column of an integer type (``integral``, from its schema),
-    which no row can hold, is refused: it would fit on no positive row and spend the
-    budget for an empty rectangle (as a fractional group value is refused,
-    :func:`dprect.engines.bounds_input.resolve_groups`).
+    :data:`LABEL_KINDS`, from the column's *type*), in the column's own type: for a
+    numeric column an exact int if its type holds integers (``integral``, from its
+    schema: an integer type or a decimal of scale 0), else a float (compared as float64,
+    a float32 column's values widened exactly: a label is not rounded to float32, as
+    two listed classes one float32 reads alike would share their rows); a bool for a
+    boolean column, a str for a string one. None for a column of the null type (it holds
+    no value, so no row is positive). A number with a fraction for a column of an
+    integer type, which no row can hold, is refused: it would fit on no positive row and
+    spend the budget for an empty rectangle (as a fractional group value is refused,
+    :func:`dprect.engines.bounds_input.resolve_groups`); an integer beyond the type's
+    range is kept, a label no row holds (as any label no row holds).
 
     Compatible pairs: numeric column and a number or a boolean (true is 1); boolean column
     and a boolean, or the number 0 or 1; string column and a string. Text
@@ -98,9 +103,9 @@ def resolve_positive_label(value: object, kind: str, column: str, *, integral: b
                 f"the label column {column!r} is boolean: the {spelling} must be true or "
                 f"false (or yes/no, 1/0), got {value.text!r}")
         if word in _TRUE_WORDS - {"1"}:
-            return 1.0
+            return _typed(1.0, integral)
         if word in _FALSE_WORDS - {"0"}:
-            return 0.0
+            return _typed(0.0, integral)
         try:
             number = float(text)
         except ValueError:
@@ -109,7 +114,9 @@ def resolve_positive_label(value: object, kind: str, column: str, *, integral: b
                 f"(or true/false), got {value.text!r}") from None
         if not math.isfinite(number):
             raise ParameterError(f"the {spelling} must be finite, got {value.text!r}")
-        return _whole(number, integral, column, spelling, value.text)
+        if integral:  # the text's own integer, not its float64's
+            return _exact(text, column, spelling, value.text)
+        return _typed(number, integral)
     if kind == "any":
         return value
     if kind == "numeric":
@@ -117,7 +124,9 @@ def resolve_positive_label(value: object, kind: str, column: str, *, integral: b
             raise ParameterError(
                 f"the label column {column!r} is numeric, but the {spelling} is "
                 f"{_describe(value)}; give a number")
-        return _whole(float(value), integral, column, spelling, value)
+        if integral and isinstance(value, numbers.Integral):
+            return int(value)
+        return _typed(_whole(float(value), integral, column, spelling, value), integral)
     if kind == "boolean":
         if isinstance(value, bool):
             return value
@@ -149,6 +158,31 @@ def _whole(number: float, integral: bool, column: str, spelling: str, given: obj
         raise ParameterError(f"the label column {column!r} holds integers: the {spelling} "
                              f"{given!r} is not one (no row could match it; {TYPE_SOURCE})")
     return number
+
+
+def _typed(number: float, integral: bool) -> float | int:
+    """A whole or any finite ``number`` in the column's type: an int for a column of an
+    integer type, else the float itself."""
+    return int(number) if integral else number
+
+
+#: an integer label for a column of an integer type is kept exact up to this decimal
+#: exponent (past every integer type's range and decimal(38,0)'s: it matches no row)
+_LARGEST_EXPONENT = 40
+
+
+def _exact(text: str, column: str, spelling: str, given: object) -> int:
+    """A label's text for a column of an integer type, as its exact integer (refused
+    with a fraction, as :func:`_whole` refuses it)."""
+    try:
+        exact = Decimal(text.strip().replace("_", ""))
+    except InvalidOperation:
+        exact = Decimal(float(text.strip()))
+    if exact != exact.to_integral_value():
+        _whole(0.5, True, column, spelling, given)
+    if exact.adjusted() > _LARGEST_EXPONENT:
+        exact = Decimal(10) ** (_LARGEST_EXPONENT + 1)  # no row holds it either way
+    return int(exact)
 
 
 #: the most classes one run takes (a plot, a table row and a run per class)
@@ -200,6 +234,7 @@ def check_classes(classes: object) -> list[PositiveLabel | LabelText]:
             raise ParameterError(f"class {k!r} is listed twice")
         seen.add(k)
     for kind in ("numeric", "boolean", "string", "any"):  # disjoint on every column type
+        # (an integer type's exact integers differ wherever the float64s do)
         read: dict[object, str] = {}
         for v, k in zip(values, keys, strict=True):
             try:

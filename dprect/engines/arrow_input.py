@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from dprect.core.errors import InputDataError
+from dprect.engines import row_kernels
 from dprect.engines.file_schemas import (
     FirstFooter,
     check_folder,
@@ -283,8 +284,10 @@ def label_matches(table: pa.Table, name: str, value: bool | float | str | None
                   ) -> np.ndarray:
     """True for the rows whose label equals ``value`` — a value made comparable with the
     column by :func:`dprect.core.labels.resolve_positive_label` (None: no row); nulls and every
-    other value are False. Row-local; never raises for a value. Numbers are compared as
-    float64 (as the Spark engine does)."""
+    other value are False. Row-local; never raises for a value. Numbers are compared in
+    the column's own type, as the Spark engine compares them: an int ``value`` with a
+    column of an integer type exactly (:func:`~dprect.engines.row_kernels.group_index`'s
+    rule), others as float64."""
     col = table.column(name)
     if value is None or pa.types.is_null(col.type):
         return np.zeros(len(col), dtype=bool)
@@ -294,6 +297,10 @@ def label_matches(table: pa.Table, name: str, value: bool | float | str | None
         hit = pc.equal(col, pa.scalar(value))
     elif isinstance(value, str):
         hit = pc.equal(col, pa.scalar(value, col.type))
+    elif isinstance(value, int) and not isinstance(value, bool) \
+            and row_kernels.integer_type(col.type):
+        return row_kernels.group_index(col.combine_chunks() if isinstance(
+            col, pa.ChunkedArray) else col, "numeric", [value]) == 0
     else:
         hit = pc.equal(pc.cast(col, pa.float64(), safe=False),
                        pa.scalar(float(value), pa.float64()))

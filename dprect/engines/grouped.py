@@ -91,7 +91,7 @@ from dprect.engines.bounds_input import (
 from dprect.engines.driver_pool import block_mapper
 from dprect.engines.prepared import PreparedRun
 from dprect.engines.progress import counted_cells, counting
-from dprect.engines.row_kernels import group_index
+from dprect.engines.row_kernels import group_index, single_type
 
 
 def grouped_statistics(values: Sequence[np.ndarray], group: np.ndarray, groups: int,
@@ -207,7 +207,8 @@ def read_grouped(source: Source, groups: list[str] | None, progress: Callable[[s
                 integral)
     assert groups is not None
     resolved = resolve_groups(groups, kind, str(source.group_by),  # schema + list only
-                              integral=integral_arrow(column.type))
+                              integral=integral_arrow(column.type),
+                              single=single_type(column.type))
     return values, group_index(column, kind, resolved), len(groups), integral
 
 
@@ -242,7 +243,8 @@ def read_group_column(source: Source, progress: Callable[[str], None]
 
 def key_counts(column: Any, kind: str) -> dict[str, int]:
     """The rows of each key of an Arrow group ``column`` of ``kind`` (one
-    ``value_counts``; numbers counted as the float64 they are compared as, nulls and
+    ``value_counts``; numbers counted as they are compared — a column of an integer type
+    as its exact integers, another as float64 (a float32 widened exactly) —, nulls and
     non-finite numbers left out: :func:`~dprect.engines.bounds_input.key_text`; text whose
     bytes are not UTF-8 read as Spark reads it:
     :func:`~dprect.engines.arrow_input.python_values`)."""
@@ -256,9 +258,9 @@ def key_counts(column: Any, kind: str) -> dict[str, int]:
     col = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     if pa.types.is_dictionary(col.type):
         col = pc.cast(col, col.type.value_type)
-    if kind == "numeric":
+    if kind == "numeric" and not integral_arrow(col.type):
         col = pc.cast(col, pa.float64(), safe=False)
-    elif kind != "boolean":
+    elif kind not in ("boolean", "numeric"):
         col = pc.cast(col, pa.string())
     counted = pc.value_counts(col)
     return add_key_counts({}, python_values(counted.field("values")),
@@ -291,7 +293,8 @@ class NumpyGroupedPrepared(PreparedRun):
         """The key texts of a public list given with a private selection
         (:func:`~dprect.engines.bounds_input.listed_keys`; schema and list only)."""
         integral = self.column is not None and integral_arrow(self.column.type)
-        return listed_keys(groups, self.kind, "group", integral=integral)
+        single = self.column is not None and single_type(self.column.type)
+        return listed_keys(groups, self.kind, "group", integral=integral, single=single)
 
     def integral_columns(self) -> list[bool]:
         """Per column read, whether its declared type is integral (never for CSV:
@@ -303,8 +306,10 @@ class NumpyGroupedPrepared(PreparedRun):
         if groups is not None:  # the keys a private selection kept (their own texts)
             if self.column is None:
                 raise ParameterError("a group selection needs a group column")
-            group, count = group_index(self.column, self.kind,
-                                       resolve_groups(groups, self.kind, "group")), len(groups)
+            resolved = resolve_groups(groups, self.kind, "group",
+                                      integral=integral_arrow(self.column.type),
+                                      single=single_type(self.column.type))
+            group, count = group_index(self.column, self.kind, resolved), len(groups)
         return grouped_statistics(repeated(self.values, self.spec), group, count, self.spec)
 
     def draw(self, mechanisms: Sequence[Mechanism], plan: Any, group_names: Sequence[Any],

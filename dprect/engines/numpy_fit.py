@@ -96,6 +96,7 @@ class NumpyRoute:
 
         from dprect.core.classes import label_candidates
         from dprect.engines.arrow_input import python_values
+        from dprect.engines.bounds_input import integral_arrow
 
         progress(f"reading {source.path} (once: the classes found privately)")
         table, matrix, kind = self._read(source)
@@ -103,8 +104,9 @@ class NumpyRoute:
         col = table.column(source.fit_label)
         if pa.types.is_dictionary(col.type):
             col = pc.cast(col, col.type.value_type)
-        if kind == "numeric":
-            col = pc.cast(col, pa.float64(), safe=False)  # labels compare as float64
+        if kind == "numeric" and not integral_arrow(col.type):
+            # labels compare as float64, an integer type's as its exact integers
+            col = pc.cast(col, pa.float64(), safe=False)
         counted = pc.value_counts(col) if kind != "null" else None
         pairs = [] if counted is None else list(zip(  # text as Spark reads its bytes
             python_values(counted.field("values")), counted.field("counts").to_pylist(),
@@ -138,9 +140,9 @@ class NumpyRoute:
         table, matrix, kind = read if read is not None else NumpyRoute._read(source)
         prepared = []
         for request in requests:
+            label_type = table.schema.field(label).type
             value = resolve_positive_label(request.positive_label, kind, label,
-                                           integral=integral_arrow(table.schema.field(
-                                               label).type))
+                                           integral=integral_arrow(label_type))
             positive = label_matches(table, label, value)
             if InvalidRows.parse(request.invalid_rows, "invalid_rows") is InvalidRows.DROP:
                 prepared.append(NumpyPrepared(matrix, domains, list(source.features), plan,

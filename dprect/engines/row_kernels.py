@@ -3,12 +3,15 @@ the Spark engine can ship this module to executors *by value* (executors need no
 dprect installed) and the in-memory route can call the very same code.
 
 :func:`group_index` — each row's position in a PUBLIC list of group values, −1 for a value
-not listed or a null. Numbers are compared as float64 (−0.0 as 0.0, NaN matching nothing),
-booleans as booleans, anything else as its text. Nothing here raises for a value: what a
-row holds decides only which group it counts in (row-local, so it costs no privacy). The
-list's lookup (:func:`group_lookup`: a dense table for integer values, :class:`DenseGroups`,
-else Arrow's set) is made once for a tuple — an executor's task unpickles its list once —
-and kept in one slot.
+not listed or a null. Numbers are compared in the column's own type: a column of an
+integer type (or a decimal of scale 0) as exact integers (a listed value that is no
+integer of the type's range matches no row), a float32 column as float32 (each listed
+value rounded to its nearest float32: :func:`single_key`), other numbers as float64 (−0.0
+as 0.0, NaN matching nothing); booleans as booleans, anything else as its text. Nothing
+here raises for a value: what a row holds decides only which group it counts in
+(row-local, so it costs no privacy). The list's lookup (:func:`group_lookup`: a dense
+table for integer values, :class:`DenseGroups`, else Arrow's set) is made once for a
+tuple — an executor's task unpickles its list once — and kept in one slot.
 
 :func:`sum_by_digits` — the partial reduction of the Spark kernels (rows to unique keys
 with their counts and exact integer sums) by counting into a dense table when the keys'
@@ -30,14 +33,17 @@ import pyarrow.compute as pc
 def group_index(array: Any, kind: str, values: Sequence[Any] | None) -> np.ndarray:
     """For each row, the index of its group value in ``values`` (int32), or −1: another
     value or a null. ``kind`` is the column's kind from its type (numeric, boolean, string,
-    null). The values' lookup is :func:`group_lookup`'s (made once for a tuple)."""
+    null); a numeric column is compared in its own type (module notes). The values'
+    lookup is :func:`group_lookup`'s (made once for a tuple)."""
     n = len(array)
     if values is None or kind == "null" or n == 0:
         return np.full(n, -1, dtype=np.int32)
     col = array
     if pa.types.is_dictionary(col.type):
         col = pc.cast(col, col.type.value_type)
-    lookup = group_lookup(kind, values)
+    if kind == "numeric" and integer_type(col.type):
+        return group_lookup(kind, values, col.type).index(col)
+    lookup = group_lookup(kind, values, col.type)
     if kind == "numeric":
         col = pc.add(pc.cast(col, pa.float64(), safe=False), 0.0)
         if isinstance(lookup, DenseGroups):
@@ -46,6 +52,107 @@ def group_index(array: Any, kind: str, values: Sequence[Any] | None) -> np.ndarr
         col = pc.cast(col, pa.string())
     found = pc.index_in(col, value_set=lookup)
     return np.asarray(pc.fill_null(found, -1).to_numpy(zero_copy_only=False), dtype=np.int32)
+
+
+def integer_type(data_type: Any) -> bool:
+    """Whether an Arrow type (not a dictionary) holds integers only, compared as exact
+    integers: an integer type or a decimal of scale 0."""
+    return bool(pa.types.is_integer(data_type)
+                or (pa.types.is_decimal(data_type) and data_type.scale == 0))
+
+
+def single_type(data_type: Any) -> bool:
+    """Whether an Arrow type (a dictionary's values too) is float32, whose keys are
+    compared as float32 (:func:`single_key`)."""
+    t = data_type.value_type if pa.types.is_dictionary(data_type) else data_type
+    return bool(pa.types.is_float32(t))
+
+
+def single_key(value: float) -> float:
+    """A listed number as a float32 column compares it: its float64 rounded to the nearest
+    float32 (ties to even), as a float64 (exact) — unless that float32 is infinite (the
+    number lies beyond float32's range): then the float64 itself, which no float32 row
+    holds, so that it never matches a row's ±inf."""
+    x = float(value)
+    with np.errstate(over="ignore"):
+        r = float(np.float32(x))
+    return r + 0.0 if np.isfinite(r) or not np.isfinite(x) else x
+
+
+def exact_integer(value: Any) -> int | None:
+    """A listed value as an exact integer, or None when it is none (a fraction, a
+    non-finite number): an int as it is, a float or a Decimal that is a whole number."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int | np.integer):
+        return int(value)
+    try:
+        if not np.isfinite(float(value)):
+            return None
+        return int(value) if value == int(value) else None
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+class IntegerGroups:
+    """Listed values looked up in a column of an integer type (or a decimal of scale 0),
+    compared as exact integers: the values that are integers of the type's range, in an
+    array of the type the column is compared in (int64 for the signed types and the
+    unsigned ones up to 32 bits, uint64, the decimal itself) with their positions in the
+    list — as a dense table where they allow it (:class:`DenseGroups`' rule, over int64);
+    a listed value that is no integer of that range matches no row."""
+
+    def __init__(self, values: Sequence[Any], data_type: Any) -> None:
+        if pa.types.is_decimal(data_type):
+            self.type = data_type
+            top = 10 ** data_type.precision - 1
+            low, high = -top, top
+        elif pa.types.is_uint64(data_type):
+            self.type, low, high = pa.uint64(), 0, (1 << 64) - 1
+        else:
+            self.type, low, high = pa.int64(), -(1 << 63), (1 << 63) - 1
+        kept: Any = None
+        if pa.types.is_int64(self.type) and all(type(v) is int for v in values):
+            try:  # the usual list, ids of int64's range: in C's loops
+                kept = np.fromiter(values, np.int64, len(values))
+                self.where = np.arange(len(values), dtype=np.int32)
+            except OverflowError:
+                kept = None
+        if kept is None:
+            exact = [(i, exact_integer(v)) for i, v in enumerate(values)]
+            inside = [(i, x) for i, x in exact if x is not None and low <= x <= high]
+            self.where = np.asarray([i for i, _ in inside], dtype=np.int32)
+            kept = [x for _, x in inside]
+        self.dense: DenseGroups | None = None
+        if pa.types.is_int64(self.type) and len(kept):
+            ints = np.asarray(kept, dtype=np.int64)
+            if max(abs(int(ints.min())), abs(int(ints.max()))) <= _DENSE_LIMIT:
+                self.dense = DenseGroups.of(ints.astype(np.float64))  # exact: below 2^53
+        if pa.types.is_decimal(self.type):
+            from decimal import Decimal
+
+            self.set = pa.array([Decimal(int(k)) for k in kept], self.type)
+        else:
+            self.set = pa.array(kept, self.type)
+
+    def index(self, col: Any) -> np.ndarray:
+        """Each row's position in the list (int32), −1 for a null or another value."""
+        col = pc.cast(col, self.type)  # exact: int64 holds every narrower signed value
+        if self.dense is not None:
+            valid = np.asarray(col.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+            x = np.asarray(pc.fill_null(col, 0).to_numpy(zero_copy_only=False),
+                           dtype=np.int64)
+            inside = valid & (x >= int(self.dense.low)) & (x <= int(self.dense.high))
+            slot = np.where(inside, x - int(self.dense.low), 0)
+            found = np.where(inside, self.dense.table[slot], np.int32(-1))
+        else:
+            got = pc.index_in(col, value_set=self.set)
+            found = np.asarray(pc.fill_null(got, -1).to_numpy(zero_copy_only=False),
+                               dtype=np.int32)
+        if not len(self.where):
+            return np.full(len(col), -1, dtype=np.int32)
+        return np.where(found >= 0, self.where[np.maximum(found, 0)], np.int32(-1)
+                        ).astype(np.int32)
 
 
 #: a dense table of integer group values spans at most this many slots a value (plus
@@ -78,7 +185,7 @@ class DenseGroups:
         return np.where(inside, self.table[slot], np.int32(-1))
 
     @classmethod
-    def of(cls, values: Sequence[Any]) -> DenseGroups | None:
+    def of(cls, values: Sequence[Any] | np.ndarray) -> DenseGroups | None:
         """The table of float64 ``values``, or None (Arrow's set then): a value not an
         integer of [−2^53, 2^53], a −0.0, two equal values, or a span past
         :data:`_DENSE_SLOTS_PER_VALUE` slots a value (plus :data:`_DENSE_SLACK`)."""
@@ -100,29 +207,35 @@ class DenseGroups:
 #: the one lookup kept: (values, kind, lookup) of the last tuple of values looked up —
 #: the run's public list, unpickled once a task in an executor, so a task builds its
 #: lookup once (not once a chunk); the tuple itself is held, so its identity is not reused
-_LAST: tuple[Any, str, Any] | None = None
+_LAST: tuple[Any, tuple[str, Any], Any] | None = None
 
 
-def group_lookup(kind: str, values: Sequence[Any]) -> Any:
-    """The values' lookup for ``kind``: a :class:`DenseGroups` for numbers that allow it,
-    else the Arrow array of the values as the column is compared (float64, bool or
+def group_lookup(kind: str, values: Sequence[Any], data_type: Any = None) -> Any:
+    """The values' lookup for ``kind`` and the column's Arrow type ``data_type``: an
+    :class:`IntegerGroups` for a column of an integer type, a :class:`DenseGroups` for
+    numbers that allow it, else the Arrow array of the values as the column is compared
+    (float64 — a float32 column's values rounded as :func:`single_key` says —, bool or
     string) for ``index_in``. Made once for a ``tuple`` of values (immutable, so its
     identity names its contents): kept in one slot, :data:`_LAST`, until another tuple
-    is looked up; a list is made each call (it could change in place)."""
+    (or another kind or type) is looked up; a list is made each call (it could change in
+    place)."""
     global _LAST
     last = _LAST
-    if last is not None and last[0] is values and last[1] == kind:
+    if last is not None and last[0] is values and last[1] == (kind, data_type):
         return last[2]
     lookup: Any
-    if kind == "numeric":
-        numbers = [float(v) for v in values]
+    if kind == "numeric" and data_type is not None and integer_type(data_type):
+        lookup = IntegerGroups(values, data_type)
+    elif kind == "numeric":
+        single = data_type is not None and single_type(data_type)
+        numbers = [single_key(v) if single else float(v) for v in values]
         lookup = DenseGroups.of(numbers) or pa.array(numbers, pa.float64())
     elif kind == "boolean":
         lookup = pa.array([bool(v) for v in values], pa.bool_())
     else:
         lookup = pa.array([str(v) for v in values], pa.string())
     if isinstance(values, tuple):
-        _LAST = (values, kind, lookup)
+        _LAST = (values, (kind, data_type), lookup)
     return lookup
 
 
@@ -194,4 +307,5 @@ def sum_by_digits(digits: Sequence[np.ndarray], values: Sequence[np.ndarray],
     return out, counts[cells].astype(np.int64), sums
 
 
-__all__ = ["DenseGroups", "group_index", "group_lookup", "sum_by_digits", "table_groups"]
+__all__ = ["DenseGroups", "IntegerGroups", "exact_integer", "group_index", "group_lookup",
+           "integer_type", "single_key", "single_type", "sum_by_digits", "table_groups"]

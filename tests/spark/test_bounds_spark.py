@@ -131,18 +131,22 @@ def test_the_kernel_counts_the_cores_histogram(domain) -> None:
 ])
 def test_kernel_group_matching_is_the_numpy_routes(array, groups) -> None:
     """One function serves both routes (shipped to executors by value), and it matches a
-    plain Python reading of the rule (numbers as float64 with −0.0 = 0.0, NaN and nulls in
-    no group, booleans as booleans, the rest as text)."""
+    plain Python reading of the rule (numbers in the column's type: an integer type's as
+    exact integers — 2^53 + 1 is not 2^53 —, others as float64 with −0.0 = 0.0, NaN and
+    nulls in no group; booleans as booleans, the rest as text)."""
     import math
 
-    from dprect.engines.bounds_input import group_kind_of_arrow
+    from dprect.engines.bounds_input import group_kind_of_arrow, integral_arrow
     assert spark_statistics.table_groups is table_groups  # the numpy route's group_index inside
     kind = group_kind_of_arrow(array.type, "g")
-    values = resolve_groups(groups, kind, "g")
+    integral = integral_arrow(array.type)
+    values = resolve_groups(groups, kind, "g", integral=integral)
 
     def reference(v):
         if v is None or values is None or kind == "null":
             return -1
+        if kind == "numeric" and integral:
+            return next((i for i, g in enumerate(values) if g == v), -1)
         if kind == "numeric":
             x = float(v) + 0.0
             return next((i for i, g in enumerate(values)

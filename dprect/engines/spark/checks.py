@@ -82,16 +82,24 @@ def string_literal(text: str) -> str:
     return f"CAST(unhex('{text.encode('utf-8').hex()}') AS STRING)"
 
 
-def label_equals(column: str, kind: str, value: bool | float | str | None) -> str:
+def label_equals(column: str, kind: str, value: bool | float | int | str | None) -> str:
     """SQL text: true where the label equals ``value`` (from
     :func:`dprect.core.labels.resolve_positive_label`), false or null elsewhere (null labels
-    included). Numbers are compared as doubles, as the numpy engine does."""
+    included). Numbers are compared in the column's own type, as the numpy engine does: an
+    int (the label of a column of an integer type) exactly, as a long or a decimal(38,0)
+    (beyond both: no row), others as doubles."""
     if value is None or kind == "null":
         return "false"
     if kind == "boolean":
         return f"({ident(column)} = {'true' if value else 'false'})"
     if kind == "string":
         return f"({ident(column)} = {string_literal(str(value))})"
+    if isinstance(value, int) and not isinstance(value, bool):
+        if -(1 << 63) <= value < 1 << 63:
+            return f"({ident(column)} = CAST('{value}' AS BIGINT))"
+        if abs(value) < 10**38:
+            return f"({ident(column)} = CAST('{value}' AS DECIMAL(38,0)))"
+        return "false"
     return f"({as_double(column)} = {literal(float(value))})"
 
 

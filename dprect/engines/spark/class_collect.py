@@ -59,7 +59,7 @@ from dprect.core.request import FitRequest, InvalidRows
 from dprect.core.result import FitResult
 from dprect.engines.numpy_engine import NumpyEngine
 from dprect.engines.prepared import PreparedRun
-from dprect.engines.spark.checks import TableChecks, label_equals, label_kind
+from dprect.engines.spark.checks import TableChecks, integral_type, label_equals, label_kind
 from dprect.engines.spark.chooser import check_budget
 from dprect.engines.spark.collect import collect_bytes, encode_collected
 from dprect.engines.spark.pass_kernel import BAD, feature_column
@@ -152,7 +152,8 @@ def label_value_counts(df: DataFrame, names: list[str], label: str,
                        invalid_rows: InvalidRows | str | None = None
                        ) -> tuple[dict[str, int], str]:
     """The candidates of a private class selection (docs/privacy.md §18): ONE job
-    counting the rows of each label value (numbers as doubles, as labels compare), named
+    counting the rows of each label value (numbers as labels compare: doubles, an integer
+    type's exact integers), named
     by :func:`~dprect.core.classes.label_candidates` as the numpy engine names them, and
     the label's kind (from the schema). The schema checks of a class's fit are made
     first, with no job (any class's: a label kind reads the text ``1``); under the
@@ -165,7 +166,9 @@ def label_value_counts(df: DataFrame, names: list[str], label: str,
     kind = label_kind(df.schema[label].dataType, label)
     if kind == "null":
         return {}, kind
-    value = as_double(label) if kind == "numeric" else ident(label)
+    # numbers counted as they compare: doubles, an integer type's as its exact integers
+    value = as_double(label) if kind == "numeric" \
+        and not integral_type(df.schema[label].dataType) else ident(label)
     try:
         got = df.selectExpr(f"{value} AS k").groupBy("k").count().collect()
     except SPARK_ERRORS as exc:

@@ -96,6 +96,8 @@ def _read(paths: list[str], names: list[str], label: str, kind: str,
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
+    from dprect.engines.arrow_input import label_matches
+
     chunks: list[np.ndarray] = []
     found = read = 0
     width = len(names) + 1
@@ -110,11 +112,11 @@ def _read(paths: list[str], names: list[str], label: str, kind: str,
             if (read + batch.num_rows) * width > READ_CELLS:
                 return None  # not the driver's to scan: the Spark sample runs
             labels = batch.column(label)
-            if kind == "numeric":
-                equal = pc.equal(pc.cast(labels, pa.float64(), safe=False), float(value))
+            if kind == "numeric":  # compared in the column's type, as the pass compares
+                keep = label_matches(pa.table({label: labels}), label, value)
             else:
                 equal = pc.equal(labels, pa.scalar(value, labels.type))
-            keep = pc.fill_null(equal, False).to_numpy(zero_copy_only=False)
+                keep = pc.fill_null(equal, False).to_numpy(zero_copy_only=False)
             x = np.column_stack([
                 pc.cast(batch.column(c), pa.float64(), safe=False)
                 .to_numpy(zero_copy_only=False) for c in names])

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T  # noqa: N812
 
 from dprect.core.errors import InputDataError, ParameterError
 from dprect.core.mixed import repeated
@@ -103,7 +104,8 @@ class SparkGroupedPrepared(PreparedRun):
 
     def key_counts(self) -> dict[str, int]:
         """The rows of every key of the group column: a ``groupBy`` count in the
-        executors (numbers grouped as doubles, as they are compared), the (key, count)
+        executors (numbers grouped as they are compared: a column of an integer type by
+        its exact integers, another as doubles — a float widened exactly), the (key, count)
         pairs collected to the driver, where the selection draws
         (:func:`dprect.core.group_selection.select_keys`)."""
         group_by = self.source.group_by
@@ -112,7 +114,8 @@ class SparkGroupedPrepared(PreparedRun):
         kind = check_schema(self.df, [], group_by) or "null"
         if kind == "null":
             return {}
-        key = f"CAST({ident(group_by)} AS DOUBLE)" if kind == "numeric" else ident(group_by)
+        key = f"CAST({ident(group_by)} AS DOUBLE)" if kind == "numeric" \
+            and not integral_spark(self.df, group_by) else ident(group_by)
         try:
             rows = self.df.selectExpr(f"{key} AS k").where("k IS NOT NULL") \
                 .groupBy("k").count().collect()
@@ -129,13 +132,20 @@ class SparkGroupedPrepared(PreparedRun):
         if group_by is None:
             raise ParameterError("a group selection needs a group column")
         return listed_keys(groups, check_schema(self.df, [], group_by) or "null", group_by,
-                           integral=integral_spark(self.df, group_by))
+                           integral=integral_spark(self.df, group_by),
+                           single=single_spark(self.df, group_by))
 
 
 def integral_spark(df: DataFrame, column: str) -> bool:
     """Whether ``df``'s column ``column`` holds integers only (its schema only:
     :func:`~dprect.engines.spark.checks.integral_type`)."""
     return integral_type(df.schema[column].dataType)
+
+
+def single_spark(df: DataFrame, column: str) -> bool:
+    """Whether ``df``'s column ``column`` is a float (float32), whose keys are compared
+    as float32 (its schema only: :func:`~dprect.engines.row_kernels.single_key`)."""
+    return isinstance(df.schema[column].dataType, T.FloatType)
 
 
 class SparkGroupedRoute:
@@ -156,7 +166,8 @@ class SparkGroupedRoute:
             kind = check_schema(df, source.columns, source.group_by)
             if source.group_by is not None and groups is not None:  # None: found privately
                 resolve_groups(list(groups), kind or "null", source.group_by,
-                               integral=integral_spark(df, source.group_by))
+                               integral=integral_spark(df, source.group_by),
+                               single=single_spark(df, source.group_by))
             fmt = source.format or detect_format(df.sparkSession, source.path)
             integral = declared_integral(fmt, [integral_spark(df, c)
                                                for c in source.columns])
@@ -172,4 +183,5 @@ def cli_grouped_route(master: str | None = None, remote: str | None = None
     return SparkGroupedRoute(lambda: cli_session(master, remote))
 
 
-__all__ = ["SparkGroupedPrepared", "SparkGroupedRoute", "cli_grouped_route"]
+__all__ = ["SparkGroupedPrepared", "SparkGroupedRoute", "cli_grouped_route", "integral_spark",
+           "single_spark"]

@@ -23,8 +23,9 @@ gives the same release on either route.
 
 Row rules, the pass's: a value is read as float64 (a long rounded to nearest, a float
 exactly, a boolean as 1.0 or 0.0); a null, NaN or ±inf is left out of its column only; a
-row whose group is null or not listed is dropped; numeric groups are compared as float64
-with −0.0 as 0.0 (:func:`group_keys`). Columns or groups of other types (decimal, string)
+row whose group is null or not listed is dropped; a group column of an integer type is
+compared by its exact integers, another numeric one as float64 with −0.0 as 0.0 (a float
+widened exactly: :func:`group_keys`). Columns or groups of other types (decimal, string)
 take the ``mapInArrow`` pass (:func:`readable`), decided from the schema alone
 (:func:`~dprect.engines.spark.statistics.jvm_route`).
 
@@ -47,6 +48,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from dprect.engines.row_kernels import exact_integer
 from dprect.engines.spark.session import BINS_CLASS, BINS_VERSION, bins_jar
 
 #: the kernel's version (BinsAggregator.VERSION must agree; the jar's name carries it) and
@@ -113,12 +115,21 @@ def readable(types: Sequence[str], group_type: str | None) -> bool:
     return all(t in READABLE for t in types) and (group_type is None or group_type in READABLE)
 
 
-def group_keys(values: Sequence[Any], kind: str) -> list[int]:
+def group_keys(values: Sequence[Any], kind: str, integral: bool = False) -> list[int] | None:
     """The listed group values (:func:`~dprect.engines.bounds_input.resolve_groups`'
-    floats or booleans) as the JVM's keys (BinsAggregator.groupKey): a boolean's 1 or 0,
-    a number's float64 bits after adding 0.0 (−0.0 as 0.0)."""
+    ints, floats or booleans) as the JVM's keys (BinsAggregator.groupKey): a boolean's 1
+    or 0, an integer's own value for a column of an integer type (``integral``: compared
+    exactly), another number's float64 bits after adding 0.0 (−0.0 as 0.0; a float
+    column's values already rounded to float32 by the list's resolution). None when a
+    listed integer lies outside the long range (no key stands for it: the run takes the
+    ``mapInArrow`` pass) — public: the list and the schema only."""
     if kind == "boolean":
         return [1 if v else 0 for v in values]
+    if integral:
+        keys = [exact_integer(v) for v in values]
+        if any(k is None or not -(1 << 63) <= k < 1 << 63 for k in keys):
+            return None
+        return [int(k) for k in keys]  # type: ignore[arg-type]
     return [struct.unpack("<q", struct.pack("<d", float(v) + 0.0))[0] for v in values]
 
 

@@ -74,7 +74,7 @@ JAR_CACHE = Path(__file__).resolve().parents[3] / ".jars"
 #: the JVM bin count's class and version (BinsAggregator.VERSION must agree; the jar's
 #: name carries it: :func:`bins_jar`); ``DPRECT_JVM_BINS`` = auto (default) | off
 BINS_CLASS = "dprect.spark.BinsAggregator"
-BINS_VERSION = 1
+BINS_VERSION = 2
 BINS_ENV = "DPRECT_JVM_BINS"
 #: environment: ``DPRECT_DELTA`` = auto (default) | on | off; ``DPRECT_DELTA_JARS`` = jars
 #: or folders of jars (``os.pathsep``-separated) used instead of the cache

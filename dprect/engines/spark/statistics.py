@@ -98,7 +98,7 @@ from dprect.engines.input_errors import missing_columns, not_numeric
 from dprect.engines.row_kernels import table_groups
 from dprect.engines.spark import by_value  # noqa: F401  (registers the core's modules)
 from dprect.engines.spark.block_ranges import BlockRanges
-from dprect.engines.spark.checks import label_kind
+from dprect.engines.spark.checks import integral_type, label_kind
 from dprect.engines.spark.jvm_bins import group_keys, merged_cells, readable, takes
 from dprect.engines.spark.remote import default_parallelism
 from dprect.engines.spark.session import has_bins
@@ -1343,7 +1343,10 @@ def partial_pass(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *,
     if group_by is not None:
         if not groups:
             raise ParameterError("a group column needs the public list of group values")
-        resolved = resolve_groups(list(groups), kind or "null", group_by)
+        group_type = df.schema[group_by].dataType  # keys compared in the column's own type
+        resolved = resolve_groups(list(groups), kind or "null", group_by,
+                                  integral=integral_type(group_type),
+                                  single=isinstance(group_type, T.FloatType))
         # a tuple: an executor's task builds its lookup once (row_kernels.group_lookup)
         values = None if resolved is None else tuple(resolved)
         count = len(groups)
@@ -1358,6 +1361,10 @@ def partial_pass(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *,
         max(RANGES_PER_CORE * cores, -(-len(kernel.columns) * count // CELLS_PER_RANGE))
     limits = None if blocks is None else block_limits(kernel, count, blocks)
     jvm = jvm_route(df, spec, columns, group_by, kind, count)
+    keys = [] if group_by is None or not jvm else group_keys(
+        values or [], kind or "", integral_type(df.schema[group_by].dataType))
+    if keys is None:  # a listed integer past the long range: no JVM key stands for it
+        jvm = []
     taken = set(jvm)
     rest = [j for j in range(len(columns)) if j not in taken]
     plain = plain_names(columns)
@@ -1373,7 +1380,7 @@ def partial_pass(df: DataFrame, columns: Sequence[str], spec: StatisticsSpec, *,
         squares = any(spec.columns[j].squares for j in jvm)
         cells = merged_cells(pass_input(df, names, group_by, cores, plain), group,
                              [plain[c] for c in names],
-                             group_keys(values or [], kind or ""), shift=_GRID.shift,
+                             keys or [], shift=_GRID.shift,
                              zero_bin=_GRID.size // 2, drop=DROPPED_BITS, squares=squares,
                              reducers=cores)
         written = cells.mapInArrow(partial(

@@ -658,14 +658,25 @@ public final class BinsAggregator {
         }
     }
 
-    /** A group value's key in the {@link GroupIndex}: a boolean's 1 or 0, a number's
-     *  float64 bits after adding 0.0 (−0.0 as 0.0; the Python pass compares numbers as
-     *  float64: row_kernels.group_index). */
+    /** A group value's key in the {@link GroupIndex}: a boolean's 1 or 0, an integer
+     *  type's value itself (compared exactly), a double's or a float's float64 bits after
+     *  adding 0.0 (−0.0 as 0.0; a float widened exactly) — as the Python pass compares
+     *  them: row_kernels.group_index; jvm_bins.group_keys makes the listed keys alike. */
     static long groupKey(InternalRow r, int o, int type) {
-        if (type == BOOLEAN) {
-            return r.getBoolean(o) ? 1L : 0L;
+        switch (type) {
+            case BOOLEAN:
+                return r.getBoolean(o) ? 1L : 0L;
+            case LONG:
+                return r.getLong(o);
+            case INT:
+                return r.getInt(o);
+            case SHORT:
+                return r.getShort(o);
+            case BYTE:
+                return r.getByte(o);
+            default:
+                return Double.doubleToRawLongBits(value(r, o, type) + 0.0);
         }
-        return Double.doubleToRawLongBits(value(r, o, type) + 0.0);
     }
 
     /** The row's group index: 0 for an ungrouped run (ordinal −1), −1 for a null group or
@@ -796,7 +807,7 @@ public final class BinsAggregator {
 
     /** The version of this kernel: dprect's Python side
      *  (dprect.engines.spark.jvm_bins.VERSION) uses the class only when they agree. */
-    public static final int VERSION = 1;
+    public static final int VERSION = 2;
 
     /** {@link #VERSION}, for the Python side's check through py4j. */
     public static int version() {
