@@ -705,6 +705,9 @@ def _bounds_table(data: object, columns: Sequence[str] | None, group_by: object
                   ) -> tuple[Any, list[str], str | None]:
     """``data`` as a pyarrow Table of the bounded columns (and the group column, named
     ``group_by``, or ``__group`` for an array of group values), with the column names.
+    Each column keeps its declared type (a pyarrow column's, a pandas or numpy dtype
+    read by pyarrow, an integer matrix's), so its integrality is read from its type;
+    a column of Python objects and any other matrix are float64.
     A ``group_by`` that is not a name (an array, a list, a pandas Series of one value per
     row) is never compared with a column's name: numpy and pandas compare it element by
     element, and its truth value is an error."""
@@ -727,7 +730,11 @@ def _bounds_table(data: object, columns: Sequence[str] | None, group_by: object
     else:
         X = float_matrix(data, "data", "columns")
         wanted = feature_names(columns, X.shape[1])
-        arrays = {n: pa.array(X[:, j]) for j, n in enumerate(wanted)}
+        # an integer matrix keeps its type (its columns are declared integral: their
+        # quantiles are released as integers); any other is read as floats
+        typed = np.asarray(data) if getattr(getattr(data, "dtype", None), "kind", None) \
+            in ("i", "u") else X
+        arrays = {n: pa.array(typed[:, j]) for j, n in enumerate(wanted)}
         if named:
             raise ParameterError("group_by names a column of a table; for an array give "
                                  "the rows' group values (one per row) instead")
@@ -792,8 +799,20 @@ class Grouping:
 def grouped_columns(data: object, columns: Sequence[str] | None, group_by: object,
                     groups: Sequence[object] | None, noun: str, select: bool = False
                     ) -> tuple[list[str], list[np.ndarray], Grouping]:
+    """:func:`typed_grouped_columns` without the columns' integrality."""
+    names, values, _, grouping = typed_grouped_columns(data, columns, group_by, groups,
+                                                       noun, select)
+    return names, values, grouping
+
+
+def typed_grouped_columns(data: object, columns: Sequence[str] | None, group_by: object,
+                          groups: Sequence[object] | None, noun: str, select: bool = False
+                          ) -> tuple[list[str], list[np.ndarray], list[bool], Grouping]:
     """An in-memory table read for a product over groups (bounds, describe): the
-    column names, each column as float64 (nulls as NaN) and its :class:`Grouping` — each
+    column names, each column as float64 (nulls as NaN), per column whether its DECLARED
+    type is integral (:func:`~dprect.engines.bounds_input.integral_arrow` of its type in
+    :func:`_bounds_table`: an integer dtype or type, a decimal of scale 0 — never read
+    from the values; a column of Python objects is not) and its :class:`Grouping` — each
     row's index in the PUBLIC group list (−1: a row of no listed group, dropped) with the
     groups as the core names them (``[None]`` without ``group_by``), or with ``select``
     the group column, for a private selection after the charge (beside ``groups``, a
@@ -830,8 +849,10 @@ def grouped_columns(data: object, columns: Sequence[str] | None, group_by: objec
     if group_name is not None and group_name in names:
         raise ParameterError(f"the group column {group_name!r} is also a {noun}")
     values = [numeric_column(table, n, nulls_as_nan=True) for n in names]
+    typed = [integral_arrow(table.schema.field(n).type) for n in names]
     if group_name is None:
-        return names, values, Grouping(np.zeros(table.num_rows, dtype=np.int32), [None])
+        return names, values, typed, Grouping(np.zeros(table.num_rows, dtype=np.int32),
+                                              [None])
     label = group_by if isinstance(group_by, str) else "group_by"
     kind = group_kind_of_arrow(table.schema.field(group_name).type, label)
     integral = integral_arrow(table.schema.field(group_name).type)
@@ -839,13 +860,13 @@ def grouped_columns(data: object, columns: Sequence[str] | None, group_by: objec
     if select:  # the public list beside the selection checked now, before the charge
         resolve_groups([_group_text(v) for v in listed or ()], kind, label,
                        integral=integral, single=single)
-        return names, values, Grouping(None, list(listed or ()), table.column(group_name),
-                                       kind)
+        return names, values, typed, Grouping(None, list(listed or ()),
+                                              table.column(group_name), kind)
     assert listed is not None
     resolved = resolve_groups([_group_text(v) for v in listed], kind, label,
                               integral=integral, single=single)
-    return names, values, Grouping(group_index(table.column(group_name), kind, resolved),
-                                   listed)
+    return names, values, typed, Grouping(
+        group_index(table.column(group_name), kind, resolved), listed)
 
 
 __all__ = [

@@ -102,10 +102,13 @@ def aggregate(data: object, columns: Sequence[str] | None = None, *,
     are always released with them) — or any quantiles of the registry (``"p1"``, ``"p5"``,
     ``"p10"``, ``"p25"``, ``"median"``, ``"p75"``, ``"p90"``, ``"p95"``, ``"p99"``), drawn
     together per (group, column), pure (ε, 0)-DP (:mod:`dprect.core.quantile_release`;
-    each row also flags a cell whose noisy count is below the plan's ``rows_needed``).
-    Statistics of several mechanisms (e.g. ``["mean", "median", "p90"]``) are drawn in
-    ONE charge of ``epsilon`` and one pass over the data, each mechanism on its declared
-    share of ``epsilon`` (equal shares today; pure: ``delta`` is refused; the query's and
+    each row also flags a cell whose noisy count is below the plan's ``rows_needed``; a
+    column whose type is integral — an integer dtype, a pyarrow integer or decimal of
+    scale 0, never read from the values — has its quantiles released as integers, as
+    ``dprect aggregate`` does for a Parquet integer column). Statistics of several
+    mechanisms (e.g. ``["mean", "median", "p90"]``) are drawn in ONE charge of
+    ``epsilon`` and one pass over the data, each mechanism on its declared share of
+    ``epsilon`` (equal shares today; pure: ``delta`` is refused; the query's and
     the coverage bounds' ``lower``/``upper`` collide, so those two are not mixed;
     docs/privacy.md §11b); an option of a mechanism not asked is refused.
     :func:`dprect.bounds` and :func:`describe` are its presets (``["coverage"]`` and
@@ -197,18 +200,20 @@ def _mixed(data: object, columns: Sequence[str] | None, mechanisms: Sequence[Mec
     re-derived (:func:`dprect.core.mixed.plan_mixed`), charged ONCE, the cells counted in
     ONE pass of the numpy primitive over every mechanism's spec columns
     (:func:`~dprect.core.mixed.mixed_spec`), each mechanism drawn from its slice with its
-    own stream (:func:`~dprect.core.mixed.draw_mixed`)."""
-    from dprect.app.aggregate_flow import mixed_plan_of, run_spec
-    from dprect.app.api import grouped_columns
+    own stream (:func:`~dprect.core.mixed.draw_mixed`). The quantiles of a column whose
+    declared type is integral are released as integers, as the command line's
+    (:func:`~dprect.app.aggregate_flow.integral_plan`)."""
+    from dprect.app.aggregate_flow import integral_plan, mixed_plan_of, run_spec
+    from dprect.app.api import typed_grouped_columns
 
     if COVERAGE not in mechanisms and coverage is not None:
         raise ParameterError("coverage, grid and rows are the coverage bounds' options")
-    names, values, grouping = grouped_columns(data, columns, group_by, groups,
-                                              "column to summarise", selection is not None)
-    the_plan = mixed_plan_of(mechanisms, {
+    names, values, integral, grouping = typed_grouped_columns(
+        data, columns, group_by, groups, "column to summarise", selection is not None)
+    the_plan = integral_plan(mixed_plan_of(mechanisms, {
         "columns": names, "epsilon": epsilon, "delta": delta, "coverage": coverage,
         "beta": beta, "neighbouring": neighbouring, "grid": grid, "rows": rows,
-        "query_epsilon": query_epsilon, "interval_level": interval_level}, asked)
+        "query_epsilon": query_epsilon, "interval_level": interval_level}, asked), integral)
     spec = run_spec(mechanisms, the_plan, grid, names)
     rng = RandomSource(seed=seed)
     with charged(budget, _run_guarantee(the_plan.guarantee, selection),
@@ -265,8 +270,12 @@ def _quantiles(data: object, columns: Sequence[str] | None, statistics: str | Se
                selection: SelectionPlan | None = None) -> QuantileResult | SelectedResult:
     """:func:`aggregate`'s quantiles (:mod:`dprect.core.quantile_release`): planned and
     checked before the engine counts, counted by the numpy engine's primitive on the
-    :data:`~dprect.core.statistic.QUANTILES` spec, charged like describe."""
-    from dprect.app.api import grouped_columns
+    :data:`~dprect.core.statistic.QUANTILES` spec, charged like describe. A column whose
+    DECLARED type is integral (an integer dtype or pyarrow type, a decimal of scale 0:
+    :func:`~dprect.app.api.typed_grouped_columns`, never its values) has its quantiles
+    released as integers (:func:`~dprect.core.quantiles.snap_integers`, post-processing),
+    as the command line's and the jobs'."""
+    from dprect.app.api import typed_grouped_columns
 
     asked = _names(statistics)
     if len(set(asked)) != len(asked):
@@ -274,10 +283,11 @@ def _quantiles(data: object, columns: Sequence[str] | None, statistics: str | Se
     check_pure(delta, "delta", "the quantiles")
     if not isinstance(epsilon, float | int) or isinstance(epsilon, bool):
         raise ParameterError("epsilon must be a number")
-    names, values, grouping = grouped_columns(data, columns, group_by, groups,
-                                              "column to summarise", selection is not None)
+    names, values, integral, grouping = typed_grouped_columns(
+        data, columns, group_by, groups, "column to summarise", selection is not None)
     the_plan = QUANTILES.plan(asked, epsilon, len(names), neighbouring=neighbouring,
-                              beta=beta, interval_level=interval_level)
+                              beta=beta, interval_level=interval_level
+                              ).with_integral(integral)
     rng = RandomSource(seed=seed)
     with charged(budget, _run_guarantee(the_plan.guarantee, selection), QUANTILES.name,
                  names) as ticket:
