@@ -14,7 +14,7 @@ import numpy as np
 
 from dprect.core.algorithms import run_plan
 from dprect.core.domains import Domain
-from dprect.core.labels import resolve_positive_label
+from dprect.core.labels import check_class_pairs, resolve_positive_label
 from dprect.core.planner import Plan
 from dprect.core.randomness import RandomSource
 from dprect.core.reading import check_invalid_rows, select_rows
@@ -138,9 +138,13 @@ class NumpyRoute:
 
         label = source.fit_label
         table, matrix, kind = read if read is not None else NumpyRoute._read(source)
+        label_type = table.schema.field(label).type
+        # two classes the column's type reads as one, refused naming its kind (schema and
+        # list only, before anything is charged)
+        check_class_pairs([r.positive_label for r in requests], kind, label,
+                          integral=integral_arrow(label_type))
         prepared = []
         for request in requests:
-            label_type = table.schema.field(label).type
             value = resolve_positive_label(request.positive_label, kind, label,
                                            integral=integral_arrow(label_type))
             positive = label_matches(table, label, value)
