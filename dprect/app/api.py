@@ -10,6 +10,7 @@ budget is planned once (:func:`dprect.core.planner.plan`) and the plan run on an
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from collections.abc import Sequence
 from functools import partial
@@ -120,6 +121,39 @@ def label_kind(y: object, y_arr: np.ndarray, column: str = "y") -> str:
         if kind in ("i", "u", "f"):
             return "numeric"
     return label_kind_of_dtype(y_arr.dtype, column)
+
+
+def _nullable(dtype: np.dtype) -> str | None:
+    """pandas' nullable dtype of a numpy integer or boolean dtype (``int8`` → ``Int8``,
+    ``uint64`` → ``UInt64``, ``bool`` → ``boolean``), which can hold a missing value;
+    None for any other dtype (floats hold NaN, text and objects None)."""
+    if dtype.kind == "b":
+        return "boolean"
+    if dtype.kind in "iu":
+        return ("UInt" if dtype.kind == "u" else "Int") + str(dtype.itemsize * 8)
+    return None
+
+
+def category_values(y: Any) -> Any:
+    """A pandas categorical y as a Series of its categories' values (scikit-learn's
+    convention: a categorical y's classes are the values of its categories), in their
+    type — integer and boolean categories in pandas' nullable dtype, so a missing label
+    stays missing (no class) and the labels stay integers; text categories as pandas'
+    text column. Any other y is returned as it is. Decided by y's dtype only. Read so by
+    :func:`fit` (the positive label, a class list, the classes found privately) and by
+    :class:`~dprect.app.classifier.RectangleClassifier`."""
+    dtype: Any = getattr(y, "dtype", None)
+    if type(dtype).__name__ != "CategoricalDtype" or \
+            type(dtype).__module__.split(".")[0] != "pandas":
+        return y
+    pd: Any = sys.modules["pandas"]  # loaded: y is one of its objects (never imported here)
+    categories = dtype.categories
+    nullable = _nullable(categories.dtype) if isinstance(categories.dtype, np.dtype) \
+        else None
+    if nullable is not None:
+        categories = categories.astype(nullable)
+    codes = np.asarray(pd.Series(y).cat.codes, dtype=np.intp)  # -1: a missing label
+    return pd.Series(categories.array.take(codes, allow_fill=True))
 
 
 def check_classes_of_y(classes: object, y: object, column: str = "y") -> None:
@@ -437,6 +471,7 @@ def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridAr
     Errors depend only on the parameters and on X's and y's shapes and types.
     """
     check_seed(seed)  # before any charge (the classes' fits draw their seeds after it)
+    y = category_values(y)  # a pandas Categorical y: its categories' values, in their type
     label_given = "positive_label" in options  # a keyword given, even the default 1
     if classes is not None:
         if request is not None:
