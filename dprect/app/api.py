@@ -172,6 +172,7 @@ def check_classes_of_y(classes: object, y: object, column: str = "y") -> None:
         rows: Any = getattr(y, "iloc", y)
         head = rows[:0]  # no row: the dtype only (pandas' rows by position)
         kind = label_kind(y, np.asarray(head), column)
+        single = _single_labels(y, np.asarray(head))
         values = [check_label_value(v.item() if isinstance(v, np.generic) else v)
                   for v in classes]
     except (InputDataError, ParameterError, TypeError):
@@ -181,9 +182,11 @@ def check_classes_of_y(classes: object, y: object, column: str = "y") -> None:
     named: dict[object, str] = {}  # a label of y's kind → the class naming it
     for value in values:
         try:
-            read = resolve_positive_label(value, kind, column)
+            read = resolve_positive_label(value, kind, column, single=single)
         except ParameterError:
             continue  # refused as that class's own label, naming the column
+        if read is None:
+            continue  # past a float32 y's range: no row
         key = label_key(value)
         if named.get(read, key) != key:  # one class twice: the list's own "listed twice"
             raise ParameterError(f"classes {named[read]!r} and {key!r} name the same "
@@ -198,6 +201,15 @@ def _integral_labels(y: object, y_arr: np.ndarray) -> bool:
     if dtype is not None and not isinstance(dtype, np.dtype):
         return getattr(dtype, "kind", None) in ("i", "u")
     return y_arr.dtype.kind in ("i", "u")
+
+
+def _single_labels(y: object, y_arr: np.ndarray) -> bool:
+    """Whether ``y``'s labels are float32 (numpy's float32, pandas' ``Float32``): a label
+    is then read as its nearest float32 (:func:`resolve_positive_label`); its dtype only."""
+    dtype = getattr(y, "dtype", None)
+    if dtype is not None and not isinstance(dtype, np.dtype):
+        return getattr(dtype, "numpy_dtype", None) == np.float32
+    return y_arr.dtype == np.float32
 
 
 def _equals(v: object, label: object) -> bool:
@@ -222,11 +234,14 @@ def positive_mask(y: object, positive_label: object = FitRequest.positive_label,
         raise InputDataError(f"labels must be a 1-D array, got a {y_arr.ndim}-D array")
     try:
         value = resolve_positive_label(label, label_kind(y, y_arr, column), column,
-                                       integral=_integral_labels(y, y_arr))
+                                       integral=_integral_labels(y, y_arr),
+                                       single=_single_labels(y, y_arr))
     except ParameterError as exc:
         if not _pandas_object(y, getattr(y, "dtype", None)):
             raise
         raise ParameterError(f"{exc}; {PANDAS_OBJECT_HINT}") from None
+    if value is None:  # past a float32 y's range: no row
+        return np.zeros(len(y_arr), dtype=bool)
     if y_arr.dtype.kind == "O":
         return np.fromiter((_equals(v, value) for v in y_arr), dtype=bool, count=len(y_arr))
     if y_arr.dtype == np.bool_:

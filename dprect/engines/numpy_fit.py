@@ -133,6 +133,8 @@ class NumpyRoute:
                   ) -> list[NumpyPrepared]:
         """The file read once (or ``read``: :meth:`_read`'s); per request, its positive
         rows (the label's kind from the schema: no row is looked at)."""
+        import pyarrow as pa
+
         from dprect.engines.arrow_input import label_matches
         from dprect.engines.bounds_input import integral_arrow
 
@@ -141,12 +143,14 @@ class NumpyRoute:
         label_type = table.schema.field(label).type
         # two classes the column's type reads as one, refused naming its kind (schema and
         # list only, before anything is charged)
+        single = pa.types.is_float32(label_type)  # a float32 label column
         check_class_pairs([r.positive_label for r in requests], kind, label,
-                          integral=integral_arrow(label_type))
+                          integral=integral_arrow(label_type), single=single)
         prepared = []
         for request in requests:
             value = resolve_positive_label(request.positive_label, kind, label,
-                                           integral=integral_arrow(label_type))
+                                           integral=integral_arrow(label_type),
+                                           single=single)
             positive = label_matches(table, label, value)
             if InvalidRows.parse(request.invalid_rows, "invalid_rows") is InvalidRows.DROP:
                 prepared.append(NumpyPrepared(matrix, domains, list(source.features), plan,

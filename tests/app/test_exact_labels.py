@@ -106,3 +106,20 @@ def test_the_python_api_compares_labels_in_ys_type() -> None:
     found = dprect.fit(X, ids, grid="0:8:1024", epsilon=1.0, delta=1e-6, seed=1,
                        select_groups=True, selection_epsilon=0.5, selection_delta=1e-6)
     assert sorted(found.classes) == sorted(str(i) for i in IDS)
+
+
+def test_a_float32_label_is_read_as_its_nearest_float32(
+        parquet: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A float32 label column (or y) takes a label by its nearest float32, as a group
+    value (s51-labels): ``0.2`` names float32(0.2)'s rows, which as float64 it never
+    matched; two classes of one float32 are one label, refused before anything runs."""
+    got = _fit(parquet, tmp_path, capsys, "--label", "f", "--positive-label", "0.2")
+    assert 1.5 <= got["lower"][0] and got["upper"][0] <= 3.5
+    a, _, f = _frame()
+    res = dprect.fit(a.reshape(-1, 1), f, positive_label=0.2, grid="0:8:1024", epsilon=1.0,
+                     delta=1e-6, seed=1)
+    assert 1.5 <= res.lower[0] and res.upper[0] <= 3.5
+    assert resolve_positive_label(LabelText("1e300"), "numeric", "f", single=True) is None
+    with pytest.raises(ParameterError, match=r"y \(numeric labels\)"):
+        dprect.fit(a.reshape(-1, 1), f, classes=[0.1, 0.10000000149011612],
+                   grid="0:8:1024", epsilon=1.0, delta=1e-6)

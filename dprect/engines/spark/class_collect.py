@@ -47,6 +47,7 @@ from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import DataFrame
+from pyspark.sql import types as T  # noqa: N812
 
 from dprect.core.algorithms import run_plan
 from dprect.core.classes import label_candidates
@@ -134,8 +135,10 @@ def tag_classes(df: DataFrame, names: list[str], label: str,
     kind = label_kind(df.schema[label].dataType, label)
     # two classes the column's type reads as one, refused naming its kind (schema and list
     # only, before any job)
+    label_type = df.schema[label].dataType
     check_class_pairs([r.positive_label for r in requests], kind, label,
-                      integral=integral_type(df.schema[label].dataType))
+                      integral=integral_type(label_type),
+                      single=isinstance(label_type, T.FloatType))
     values = [c.positive_label for c in checks]
     if len(set(map(repr, values))) != len(values):
         return None
