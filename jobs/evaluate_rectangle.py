@@ -30,6 +30,7 @@ from typing import Any
 from _common import inside_rectangle, spark_session
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812
+from pyspark.sql import types as T  # noqa: N812
 
 from dprect.app.jobs_support import (
     ConfigError,
@@ -46,7 +47,7 @@ from dprect.core.errors import InputDataError
 from dprect.core.labels import check_label_value, resolve_positive_label
 from dprect.core.request import FitRequest
 from dprect.core.result import FitResult
-from dprect.engines.spark.checks import label_equals, label_kind
+from dprect.engines.spark.checks import integral_type, label_equals, label_kind
 from dprect.release.files import check_output_path, write_atomic
 from dprect.release.sinks import check_distinct, read_truth
 
@@ -129,7 +130,10 @@ def confusion(df: DataFrame, result: FitResult, label: str,
     if missing:
         raise InputDataError(f"the table has no column(s) {', '.join(map(repr, missing))}")
     kind = label_kind(df.schema[label].dataType, label)
-    value = resolve_positive_label(config_label(positive_label), kind, label)
+    label_type = df.schema[label].dataType  # compared as the fit compares it
+    value = resolve_positive_label(config_label(positive_label), kind, label,
+                                   integral=integral_type(label_type),
+                                   single=isinstance(label_type, T.FloatType))
     is_positive = F.coalesce(F.expr(label_equals(label, kind, value)), F.lit(False))
     inside = inside_rectangle(result)
 

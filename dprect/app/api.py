@@ -10,6 +10,7 @@ budget is planned once (:func:`dprect.core.planner.plan`) and the plan run on an
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from collections.abc import Sequence
 from functools import partial
@@ -122,6 +123,39 @@ def label_kind(y: object, y_arr: np.ndarray, column: str = "y") -> str:
     return label_kind_of_dtype(y_arr.dtype, column)
 
 
+def _nullable(dtype: np.dtype) -> str | None:
+    """pandas' nullable dtype of a numpy integer or boolean dtype (``int8`` → ``Int8``,
+    ``uint64`` → ``UInt64``, ``bool`` → ``boolean``), which can hold a missing value;
+    None for any other dtype (floats hold NaN, text and objects None)."""
+    if dtype.kind == "b":
+        return "boolean"
+    if dtype.kind in "iu":
+        return ("UInt" if dtype.kind == "u" else "Int") + str(dtype.itemsize * 8)
+    return None
+
+
+def category_values(y: Any) -> Any:
+    """A pandas categorical y as a Series of its categories' values (scikit-learn's
+    convention: a categorical y's classes are the values of its categories), in their
+    type — integer and boolean categories in pandas' nullable dtype, so a missing label
+    stays missing (no class) and the labels stay integers; text categories as pandas'
+    text column. Any other y is returned as it is. Decided by y's dtype only. Read so by
+    :func:`fit` (the positive label, a class list, the classes found privately) and by
+    :class:`~dprect.app.classifier.RectangleClassifier`."""
+    dtype: Any = getattr(y, "dtype", None)
+    if type(dtype).__name__ != "CategoricalDtype" or \
+            type(dtype).__module__.split(".")[0] != "pandas":
+        return y
+    pd: Any = sys.modules["pandas"]  # loaded: y is one of its objects (never imported here)
+    categories = dtype.categories
+    nullable = _nullable(categories.dtype) if isinstance(categories.dtype, np.dtype) \
+        else None
+    if nullable is not None:
+        categories = categories.astype(nullable)
+    codes = np.asarray(pd.Series(y).cat.codes, dtype=np.intp)  # -1: a missing label
+    return pd.Series(categories.array.take(codes, allow_fill=True))
+
+
 def check_classes_of_y(classes: object, y: object, column: str = "y") -> None:
     """Two listed classes that y's labels read as one label (``True`` and ``1`` for
     boolean labels, ``1`` and ``1.0`` for numbers) refused naming y's own kind — from
@@ -138,6 +172,7 @@ def check_classes_of_y(classes: object, y: object, column: str = "y") -> None:
         rows: Any = getattr(y, "iloc", y)
         head = rows[:0]  # no row: the dtype only (pandas' rows by position)
         kind = label_kind(y, np.asarray(head), column)
+        single = _single_labels(y, np.asarray(head))
         values = [check_label_value(v.item() if isinstance(v, np.generic) else v)
                   for v in classes]
     except (InputDataError, ParameterError, TypeError):
@@ -147,9 +182,11 @@ def check_classes_of_y(classes: object, y: object, column: str = "y") -> None:
     named: dict[object, str] = {}  # a label of y's kind → the class naming it
     for value in values:
         try:
-            read = resolve_positive_label(value, kind, column)
+            read = resolve_positive_label(value, kind, column, single=single)
         except ParameterError:
             continue  # refused as that class's own label, naming the column
+        if read is None:
+            continue  # past a float32 y's range: no row
         key = label_key(value)
         if named.get(read, key) != key:  # one class twice: the list's own "listed twice"
             raise ParameterError(f"classes {named[read]!r} and {key!r} name the same "
@@ -164,6 +201,15 @@ def _integral_labels(y: object, y_arr: np.ndarray) -> bool:
     if dtype is not None and not isinstance(dtype, np.dtype):
         return getattr(dtype, "kind", None) in ("i", "u")
     return y_arr.dtype.kind in ("i", "u")
+
+
+def _single_labels(y: object, y_arr: np.ndarray) -> bool:
+    """Whether ``y``'s labels are float32 (numpy's float32, pandas' ``Float32``): a label
+    is then read as its nearest float32 (:func:`resolve_positive_label`); its dtype only."""
+    dtype = getattr(y, "dtype", None)
+    if dtype is not None and not isinstance(dtype, np.dtype):
+        return getattr(dtype, "numpy_dtype", None) == np.float32
+    return y_arr.dtype == np.float32
 
 
 def _equals(v: object, label: object) -> bool:
@@ -188,11 +234,14 @@ def positive_mask(y: object, positive_label: object = FitRequest.positive_label,
         raise InputDataError(f"labels must be a 1-D array, got a {y_arr.ndim}-D array")
     try:
         value = resolve_positive_label(label, label_kind(y, y_arr, column), column,
-                                       integral=_integral_labels(y, y_arr))
+                                       integral=_integral_labels(y, y_arr),
+                                       single=_single_labels(y, y_arr))
     except ParameterError as exc:
         if not _pandas_object(y, getattr(y, "dtype", None)):
             raise
         raise ParameterError(f"{exc}; {PANDAS_OBJECT_HINT}") from None
+    if value is None:  # past a float32 y's range: no row
+        return np.zeros(len(y_arr), dtype=bool)
     if y_arr.dtype.kind == "O":
         return np.fromiter((_equals(v, value) for v in y_arr), dtype=bool, count=len(y_arr))
     if y_arr.dtype == np.bool_:
@@ -437,6 +486,7 @@ def fit(X: object, y: object, request: FitRequest | None = None, *, grid: GridAr
     Errors depend only on the parameters and on X's and y's shapes and types.
     """
     check_seed(seed)  # before any charge (the classes' fits draw their seeds after it)
+    y = category_values(y)  # a pandas Categorical y: its categories' values, in their type
     label_given = "positive_label" in options  # a keyword given, even the default 1
     if classes is not None:
         if request is not None:

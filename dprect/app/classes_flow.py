@@ -51,7 +51,7 @@ from dprect.core.classes import (
 from dprect.core.domains import resolve_domains
 from dprect.core.errors import ParameterError
 from dprect.core.expectation import empty_explanation
-from dprect.core.labels import MAX_CLASSES, LabelText, PositiveLabel
+from dprect.core.labels import MAX_CLASSES, LabelText, PositiveLabel, check_class_pairs
 from dprect.core.planner import plan
 from dprect.core.randomness import RandomSource
 from dprect.core.request import FitRequest
@@ -155,7 +155,8 @@ class ClassesProduct:
             if together is not None:  # every schema check before the reservation
                 opened.prepared = list(opened.stack.enter_context(together(
                     s.source, self.domains, requests, self.plan, progress)).prepared)
-            else:
+            else:  # the column's kind unknown here: refuse a pair any kind reads as one
+                check_class_pairs(self.values)
                 for one in requests:
                     opened.prepared.append(opened.stack.enter_context(
                         route.open(s.source, self.domains, one, self.plan, progress)))

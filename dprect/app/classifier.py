@@ -64,7 +64,6 @@ from __future__ import annotations
 import math
 import numbers
 import os
-import sys
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -135,37 +134,6 @@ def _whole_number(name: str) -> int:
         return int(name)
     except ValueError:
         return int(float(name))
-
-
-def _nullable(dtype: np.dtype) -> str | None:
-    """pandas' nullable dtype of a numpy integer or boolean dtype (``int8`` → ``Int8``,
-    ``uint64`` → ``UInt64``, ``bool`` → ``boolean``), which can hold a missing value;
-    None for any other dtype (floats hold NaN, text and objects None)."""
-    if dtype.kind == "b":
-        return "boolean"
-    if dtype.kind in "iu":
-        return ("UInt" if dtype.kind == "u" else "Int") + str(dtype.itemsize * 8)
-    return None
-
-
-def _category_values(y: Any) -> Any:
-    """A pandas categorical y as a Series of its categories' values (scikit-learn's
-    convention: a categorical y's classes are the values of its categories), in their
-    type — integer and boolean categories in pandas' nullable dtype, so a missing label
-    stays missing (no class) and the labels stay integers; text categories as pandas'
-    text column. Any other y is returned as it is. Decided by y's dtype only."""
-    dtype: Any = getattr(y, "dtype", None)
-    if type(dtype).__name__ != "CategoricalDtype" or \
-            type(dtype).__module__.split(".")[0] != "pandas":
-        return y
-    pd: Any = sys.modules["pandas"]  # loaded: y is one of its objects (never imported here)
-    categories = dtype.categories
-    nullable = _nullable(categories.dtype) if isinstance(categories.dtype, np.dtype) \
-        else None
-    if nullable is not None:
-        categories = categories.astype(nullable)
-    codes = np.asarray(pd.Series(y).cat.codes, dtype=np.intp)  # -1: a missing label
-    return pd.Series(categories.array.take(codes, allow_fill=True))
 
 
 def _kept_classes(names: Sequence[str], y: Any) -> np.ndarray:
@@ -407,7 +375,9 @@ class RectangleClassifier(ClassifierMixin, BaseEstimator):
             y = arr = arr.ravel()
         if arr.ndim != 1 or len(arr) != rows:
             raise InputDataError("y must be 1-D with one label per row of X")
-        return _category_values(y) if typed else arr
+        from dprect.app.api import category_values
+
+        return category_values(y) if typed else arr
 
     def _check_same_data(self, *arrays: object) -> Callable[[], None]:
         """Warn (or refuse, ``same_data="refuse"``) when this estimator — or any estimator

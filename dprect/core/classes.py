@@ -297,8 +297,9 @@ def unlisted_candidates(counts: Mapping[str, int],
     (docs/privacy.md §18, Theorem S′): ``counts`` (:func:`label_candidates`) without the
     key of any listed class, each read against the label column's ``kind``
     (:func:`resolve_positive_label`: from the schema and the list only — a class the
-    column cannot hold is refused, naming the column) — by both numeric readings (a
-    float64's, an integer type's exact one), as ``kind`` does not say which: a listed
+    column cannot hold is refused, naming the column) — by every numeric reading (a
+    float64's, a float32's nearest float32, an integer type's exact one), as ``kind``
+    does not say which: a listed
     class's rows are never a candidate's, and a candidate left out for a reading another
     type would give is left out by the public list alone."""
     out = dict(counts)
@@ -309,6 +310,9 @@ def unlisted_candidates(counts: Mapping[str, int],
         out.pop(label_key(read), None)
         if kind != "numeric":
             continue
+        single = resolve_positive_label(value, kind, column, single=True)
+        if single is not None:  # a float32 column's reading (its nearest float32)
+            out.pop(label_key(single), None)
         try:
             exact = resolve_positive_label(value, kind, column, integral=True)
         except ParameterError:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
@@ -65,14 +66,16 @@ def _describe(value: object) -> str:
     return f"{value!r} ({kind})"
 
 
-def resolve_positive_label(value: object, kind: str, column: str, *, integral: bool = False
-                           ) -> bool | float | int | str | None:
+def resolve_positive_label(value: object, kind: str, column: str, *, integral: bool = False,
+                           single: bool = False) -> bool | float | int | str | None:
     """The positive label as a value comparable with a label column of ``kind`` (one of
     :data:`LABEL_KINDS`, from the column's *type*), in the column's own type: for a
     numeric column an exact int if its type holds integers (``integral``, from its
-    schema: an integer type or a decimal of scale 0), else a float (compared as float64,
-    a float32 column's values widened exactly: a label is not rounded to float32, as
-    two listed classes one float32 reads alike would share their rows); a bool for a
+    schema: an integer type or a decimal of scale 0), else a float (compared as float64;
+    a float32 column's — ``single``, from its schema — rounded to its nearest float32 as
+    a group value is, ties to even, and None past float32's range: no row holds it; the
+    column's values are widened exactly, so ``0.1`` names the rows of float32(0.1)); a
+    bool for a
     boolean column, a str for a string one. None for a column of the null type (it holds
     no value, so no row is positive). A number with a fraction for a column of an
     integer type, which no row can hold, is refused: it would fit on no positive row and
@@ -85,6 +88,23 @@ def resolve_positive_label(value: object, kind: str, column: str, *, integral: b
     (:class:`LabelText`) is parsed against the column's type. Anything else is refused
     with :class:`ParameterError` — a decision from the schema and the parameter only.
     """
+    read = _resolve(value, kind, column, integral)
+    if single and kind == "numeric" and not integral and isinstance(read, float):
+        return _nearest_float32(read)
+    return read
+
+
+def _nearest_float32(number: float) -> float | None:
+    """``number``'s nearest float32 (ties to even) as the float64 it widens to; None
+    past float32's range (no float32 row holds it; :func:`resolve_positive_label`)."""
+    with np.errstate(over="ignore"):
+        rounded = float(np.float32(number))
+    return rounded if math.isfinite(rounded) else None
+
+
+def _resolve(value: object, kind: str, column: str, integral: bool
+             ) -> bool | float | int | str | None:
+    """:func:`resolve_positive_label` before a float32 column's rounding."""
     value = check_label_value(value)
     spelling = "positive label (--positive-label / positive_label)"
     if kind == "null":
@@ -207,7 +227,11 @@ def check_classes(classes: object) -> list[PositiveLabel | LabelText]:
     string) of labels (:func:`check_label_value`), at most :data:`MAX_CLASSES`, no class
     twice (compared by :func:`label_key`), and no two classes that a label column of any
     type reads as the same value (``1`` and ``true``, ``"1"`` and ``"1.0"``): the classes'
-    rows must be disjoint whatever the column's type, or the one charge would not hold."""
+    rows must be disjoint whatever the column's type, or the one charge would not hold.
+    Two classes given as text (:class:`LabelText`: the command line's, a job config's) are
+    read against the column's type, so their pair is checked where that type is known —
+    by the engines, from the schema, before anything is charged
+    (:func:`check_class_pairs` with the column's kind), the refusal naming that kind."""
     if classes is None or isinstance(classes, str | bytes | LabelText):
         raise ParameterError("classes must be a list of labels (the PUBLIC list of classes)")
     try:
@@ -233,20 +257,56 @@ def check_classes(classes: object) -> list[PositiveLabel | LabelText]:
         if k in seen:
             raise ParameterError(f"class {k!r} is listed twice")
         seen.add(k)
-    for kind in ("numeric", "boolean", "string", "any"):  # disjoint on every column type
-        # (an integer type's exact integers differ wherever the float64s do)
-        read: dict[object, str] = {}
-        for v, k in zip(values, keys, strict=True):
+    check_class_pairs(values, texts=False)
+    return values
+
+
+def check_class_pairs(values: Sequence[object], kind: str | None = None,
+                      column: str = "label", *, integral: bool = False,
+                      single: bool = False, texts: bool = True) -> None:
+    """Refuse two classes that a label column of ``kind`` (from its schema; ``integral``:
+    its type holds integers only) reads as one label — ``yes`` and ``true`` on a boolean
+    column, ``1`` and ``1.0`` on a numeric one, two numbers of one nearest float32 on a
+    float32 column (``single``) — naming the column and its kind: the
+    classes' rows must be disjoint, or the one charge would not hold. ``kind`` None: every
+    kind a column can have (numbers compared as float64, which an integer type's exact
+    integers only separate further), the message naming the first kind that reads the
+    pair as one; ``texts`` False leaves a pair of two :class:`LabelText` to the check
+    with the column's kind. A class that ``kind`` cannot read is left to its own
+    refusal. Decided from the list and the column's type only."""
+    kinds = ("numeric", "boolean", "string", "any") if kind is None else (kind,)
+    if "null" in kinds:
+        return  # no row is any class's
+    for each in kinds:
+        read: dict[object, object] = {}
+        for v in values:
             try:
-                r = resolve_positive_label(v, kind, "label")
+                r = resolve_positive_label(v, each, column,
+                                           integral=integral and kind is not None,
+                                           single=single and kind is not None)
             except ParameterError:
                 continue  # this class cannot be read against that type (refused there)
-            same = float(r) if isinstance(r, bool | int | float) else r
+            if r is None:
+                continue  # past float32's range: no row is this class's
+            same = r if kind is not None and each == "numeric" and integral \
+                else float(r) if isinstance(r, bool | int | float) else r
             if same in read:
-                raise ParameterError(f"classes {read[same]!r} and {k!r} name the same "
-                                     f"label of a {kind} column; list each label once")
-            read[same] = k
-    return values
+                first = read[same]
+                if not texts and isinstance(first, LabelText) and isinstance(v, LabelText):
+                    continue
+                where = f"a {each} column" if kind is None \
+                    else f"the label column {column!r} ({_KIND_NAMES.get(each, each)}" \
+                    + (", float32: a number read as its nearest float32)" if single
+                       and each == "numeric" and not integral else ")")
+                raise ParameterError(f"classes {label_key(first)!r} and {label_key(v)!r} "
+                                     f"name the same label of {where}; list each label "
+                                     "once")
+            read[same] = v
+
+
+#: a label column's kind as a refusal names it
+_KIND_NAMES = {"numeric": "a numeric column", "boolean": "a boolean column",
+               "string": "a string column", "any": "an untyped column"}
 
 
 __all__ = [
@@ -255,6 +315,7 @@ __all__ = [
     "TYPE_SOURCE",
     "LabelText",
     "PositiveLabel",
+    "check_class_pairs",
     "check_classes",
     "check_label_value",
     "label_key",

@@ -14,7 +14,7 @@ import numpy as np
 
 from dprect.core.algorithms import run_plan
 from dprect.core.domains import Domain
-from dprect.core.labels import resolve_positive_label
+from dprect.core.labels import check_class_pairs, resolve_positive_label
 from dprect.core.planner import Plan
 from dprect.core.randomness import RandomSource
 from dprect.core.reading import check_invalid_rows, select_rows
@@ -133,16 +133,24 @@ class NumpyRoute:
                   ) -> list[NumpyPrepared]:
         """The file read once (or ``read``: :meth:`_read`'s); per request, its positive
         rows (the label's kind from the schema: no row is looked at)."""
+        import pyarrow as pa
+
         from dprect.engines.arrow_input import label_matches
         from dprect.engines.bounds_input import integral_arrow
 
         label = source.fit_label
         table, matrix, kind = read if read is not None else NumpyRoute._read(source)
+        label_type = table.schema.field(label).type
+        # two classes the column's type reads as one, refused naming its kind (schema and
+        # list only, before anything is charged)
+        single = pa.types.is_float32(label_type)  # a float32 label column
+        check_class_pairs([r.positive_label for r in requests], kind, label,
+                          integral=integral_arrow(label_type), single=single)
         prepared = []
         for request in requests:
-            label_type = table.schema.field(label).type
             value = resolve_positive_label(request.positive_label, kind, label,
-                                           integral=integral_arrow(label_type))
+                                           integral=integral_arrow(label_type),
+                                           single=single)
             positive = label_matches(table, label, value)
             if InvalidRows.parse(request.invalid_rows, "invalid_rows") is InvalidRows.DROP:
                 prepared.append(NumpyPrepared(matrix, domains, list(source.features), plan,

@@ -2,8 +2,9 @@
 ``resolve_positive_label``, dprect/engines/arrow_input.py ``label_matches``,
 dprect/app/api.py ``positive_mask`` and ``label_counts``, dprect/core/classes.py
 ``label_candidates``): an int64 label past 2^53 names its own rows only (``--positive-label``,
-``--classes``, classes found by ``--select-groups``, named by their digits); listed classes
-still differ as float64s (the check of the list reads no schema)."""
+``--classes``, classes found by ``--select-groups``, named by their digits); listed text
+classes are told apart in the column's type too (the engines check their pairs against the
+schema: s51-labels), a Python list's values still as float64s (no schema)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from cli_run import run
 
 import dprect
 from dprect.core.errors import ParameterError
-from dprect.core.labels import LabelText, check_classes, resolve_positive_label
+from dprect.core.labels import LabelText, check_class_pairs, check_classes, resolve_positive_label
 
 pytestmark = pytest.mark.filterwarnings("ignore:this run used a fixed seed")
 
@@ -59,9 +60,13 @@ def test_the_resolved_label_is_the_columns_own_value() -> None:
     assert resolve_positive_label(LabelText(str(IDS[0])), "numeric", "id",
                                   integral=True) == IDS[0]
     assert resolve_positive_label(LabelText("1e3"), "numeric", "id", integral=True) == 1000
-    # listed classes still differ as float64s (the check reads no schema)
+    # listed text classes are checked against the column's type (s51-labels): two ids
+    # one float64 reads alike are two labels of an integer column, one of a float column
+    listed = [LabelText(str(IDS[0])), LabelText(str(IDS[1]))]
+    assert len(check_classes(listed)) == 2
+    check_class_pairs(listed, "numeric", "id", integral=True)
     with pytest.raises(ParameterError, match="numeric column"):
-        check_classes([LabelText(str(IDS[0])), LabelText(str(IDS[1]))])
+        check_class_pairs(listed, "numeric", "f")
 
 
 def test_an_int64_positive_label_past_2_53_names_its_own_rows(
@@ -77,6 +82,10 @@ def test_int64_classes_listed_and_found_are_their_own_rows(
     assert listed["classes"] == [str(IDS[0]), str(IDS[2])]
     assert listed["rectangles"][str(IDS[0])]["upper"][0] <= 1.5
     assert listed["rectangles"][str(IDS[2])]["lower"][0] >= 3.5
+    apart = _fit(parquet, tmp_path, capsys, "--label", "id", "--classes",
+                 f"{IDS[0]},{IDS[1]}")  # one float64, two int64 labels: two classes
+    assert apart["rectangles"][str(IDS[0])]["upper"][0] <= 1.5
+    assert apart["rectangles"][str(IDS[1])]["lower"][0] >= 1.5
     found = _fit(parquet, tmp_path, capsys, "--label", "id", "--select-groups",
                  "--selection-epsilon", "0.5", "--selection-delta", "1e-6")
     assert sorted(found["classes"]) == sorted(str(i) for i in IDS)
@@ -97,3 +106,20 @@ def test_the_python_api_compares_labels_in_ys_type() -> None:
     found = dprect.fit(X, ids, grid="0:8:1024", epsilon=1.0, delta=1e-6, seed=1,
                        select_groups=True, selection_epsilon=0.5, selection_delta=1e-6)
     assert sorted(found.classes) == sorted(str(i) for i in IDS)
+
+
+def test_a_float32_label_is_read_as_its_nearest_float32(
+        parquet: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A float32 label column (or y) takes a label by its nearest float32, as a group
+    value (s51-labels): ``0.2`` names float32(0.2)'s rows, which as float64 it never
+    matched; two classes of one float32 are one label, refused before anything runs."""
+    got = _fit(parquet, tmp_path, capsys, "--label", "f", "--positive-label", "0.2")
+    assert 1.5 <= got["lower"][0] and got["upper"][0] <= 3.5
+    a, _, f = _frame()
+    res = dprect.fit(a.reshape(-1, 1), f, positive_label=0.2, grid="0:8:1024", epsilon=1.0,
+                     delta=1e-6, seed=1)
+    assert 1.5 <= res.lower[0] and res.upper[0] <= 3.5
+    assert resolve_positive_label(LabelText("1e300"), "numeric", "f", single=True) is None
+    with pytest.raises(ParameterError, match=r"y \(numeric labels\)"):
+        dprect.fit(a.reshape(-1, 1), f, classes=[0.1, 0.10000000149011612],
+                   grid="0:8:1024", epsilon=1.0, delta=1e-6)

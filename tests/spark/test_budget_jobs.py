@@ -303,6 +303,10 @@ BAD = {
     "missing column": ("good", {"features": ["f0", "nope", "f2"]}, r"no column.*'nope'"),
     "null feature, invalid_rows error": ("nulls", {"invalid_rows": "error"},
                                          r"feature 'f1' .*null"),
+    # two classes a boolean label column reads as one, named by the column's kind from its
+    # schema (was "a numeric column": the list's check ran before the schema was read)
+    "boolean label, classes yes,true": ("boolean", {"classes": "yes,true"},
+                                        r"'yes' and 'true' .*'label' \(a boolean column\)"),
 }
 
 
@@ -319,6 +323,12 @@ def test_bad_input_spends_and_writes_nothing(
                                  "label": (np.arange(200) % 2).astype(np.int32)}),
                        tmp_path / "nulls.parquet")
         table = tmp_path / "nulls.parquet"
+    elif key == "boolean":
+        X = np.random.default_rng(4).uniform(0, 1000, (200, 3))
+        pq.write_table(pa.table({"f0": X[:, 0], "f1": X[:, 1], "f2": X[:, 2],
+                                 "label": np.arange(200) % 2 == 0}),
+                       tmp_path / "boolean.parquet")
+        table = tmp_path / "boolean.parquet"
     else:
         table = tables[key]
     config = job_config(tmp_path, table, f"bad-{key}", **fit)

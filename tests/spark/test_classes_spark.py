@@ -352,3 +352,24 @@ def test_a_mutated_classes_composition_is_refused_before_the_frame_is_read(
     with pytest.raises(GuaranteeCheckError, match="classes plan"):
         fit_dataframe_classes(df, features=["a", "b"], label="y", request=request,
                               grid=GRID, seed=1)
+
+
+def test_cli_spark_names_a_boolean_label_columns_kind(spark, tmp_path, capsys):
+    """``--classes yes,true`` on a boolean label column, Spark engine: refused naming the
+    column's kind (boolean, from its schema), one line, exit 2, no ledger row (s51-labels)."""
+    from dprect.release.ledger import Ledger
+
+    X, _ = rows(n=200, seed=5)
+    pq.write_table(pa.table({"a": X[:, 0], "b": X[:, 1], "y": [True, False] * 100}),
+                   tmp_path / "t.parquet")
+    led = tmp_path / "ledger"
+    assert run(["budget", "init", "--ledger", str(led)], capsys)[0] == 0
+    code, _, err = run(["fit", "--input", str(tmp_path / "t.parquet"), "--features", "a,b",
+                        "--label", "y", "--classes", "yes,true", "--epsilon", "2",
+                        "--delta", "1e-7", "--grid", GRID, "--engine", "spark",
+                        "--ledger", str(led), "--dataset", "ds",
+                        "--output", str(tmp_path / "r.json")], capsys)
+    assert code == 2 and "Traceback" not in err, err
+    line = messages(err)[-1]
+    assert "boolean column" in line and "numeric" not in line, line
+    assert Ledger(str(led)).events("ds") == [] and not (tmp_path / "r.json").exists()

@@ -142,3 +142,57 @@ def test_int64_labels_past_2_53_fit_alike_on_both_engines(
         assert first["upper"][0] <= 1.5  # LABELS[1]'s rows (up to 3) not pooled in
     if "--select-groups" in options:
         assert sorted(got["classes"]) == sorted(str(v) for v in LABELS)
+
+
+@pytest.mark.parametrize("options", [
+    ["--positive-label", "0.2"],
+    ["--classes", "0.1,0.3"],
+    ["--classes", "0.1", "--select-groups", "--selection-epsilon", "0.5",
+     "--selection-delta", "1e-6"],
+])
+def test_float32_labels_take_their_nearest_float32_on_both_engines(
+        spark, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        options: list[str]) -> None:
+    """A label (or class) of a float32 column is read as its nearest float32, as a group
+    value is (s51-labels): ``0.2`` names the rows of float32(0.2), which as float64 it
+    never matched (an empty rectangle); byte-identical records for a seed; a class listed
+    beside the selection is not found a second time under its float32's own name."""
+    n = 2000
+    rng = np.random.default_rng(1)
+    path = tmp_path / "f.parquet"
+    pq.write_table(pa.table({
+        "a": np.concatenate([rng.uniform(2 * i, 2 * i + 1, n) for i in range(3)]),
+        "f": pa.array(np.repeat(np.float32([0.1, 0.2, 0.3]), n), pa.float32())}), path)
+    outputs = {}
+    for engine in ("numpy", "spark"):
+        out = tmp_path / f"{engine}.json"
+        code, _, err = run(["fit", "--input", str(path), "--features", "a", "--label", "f",
+                            "--epsilon", "1", "--delta", "1e-6", "--grid", "0:8:1024",
+                            "--seed", "1", "--engine", engine, "--output", str(out),
+                            "--quiet", *options], capsys)
+        assert code == 0, err
+        outputs[engine] = out.read_bytes()
+    assert outputs["spark"] == outputs["numpy"]
+    got = json.loads(outputs["numpy"])
+    if "rectangles" not in got:
+        assert 1.5 <= got["lower"][0] and got["upper"][0] <= 3.5  # float32(0.2)'s rows
+        return
+    first = got["rectangles"]["0.1"]
+    assert 0.5 <= first["upper"][0] <= 1.5  # float32(0.1)'s rows, not an empty rectangle
+    assert len(got["classes"]) == 3 if "--select-groups" in options \
+        else got["classes"] == ["0.1", "0.3"]
+
+
+def test_two_classes_of_one_float32_are_refused_on_both_engines(
+        spark, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``0.1`` and ``0.10000000149011612`` are one float32: refused in one line naming
+    the column's kind, exit 2, nothing written (schema and list only)."""
+    path = _table(tmp_path)
+    for engine in ("numpy", "spark"):
+        out = tmp_path / f"{engine}.json"
+        code, _, err = run(["fit", "--input", str(path), "--features", "x", "--label", "f",
+                            "--classes", "0.1,0.10000000149011612", "--epsilon", "1",
+                            "--delta", "1e-6", "--grid", "0:1:64", "--engine", engine,
+                            "--output", str(out)], capsys)
+        assert code == 2 and "Traceback" not in err, err
+        assert "float32" in err.strip().splitlines()[-1] and not out.exists()

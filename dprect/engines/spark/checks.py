@@ -156,7 +156,8 @@ class TableChecks:
                 raise not_numeric(c, types[c].simpleString())
         kind = label_kind(types[label], label)
         self.positive_label = resolve_positive_label(
-            positive_label, kind, label, integral=integral_type(types[label]))
+            positive_label, kind, label, integral=integral_type(types[label]),
+            single=isinstance(types[label], T.FloatType))  # a float32 label column
         #: the label column's kind (:func:`label_kind`), for a reader of the files
         self.label_kind = kind
         self.df = df

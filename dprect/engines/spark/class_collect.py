@@ -47,12 +47,13 @@ from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import DataFrame
+from pyspark.sql import types as T  # noqa: N812
 
 from dprect.core.algorithms import run_plan
 from dprect.core.classes import label_candidates
 from dprect.core.domains import Domain
 from dprect.core.errors import InputDataError
-from dprect.core.labels import LabelText
+from dprect.core.labels import LabelText, check_class_pairs
 from dprect.core.planner import Plan
 from dprect.core.randomness import RandomSource
 from dprect.core.request import FitRequest, InvalidRows
@@ -131,10 +132,16 @@ def tag_classes(df: DataFrame, names: list[str], label: str,
     value. The schema checks of every class are made here, with no job."""
     checks = [TableChecks(df, names, label, invalid_rows=r.invalid_rows,
                           positive_label=r.positive_label) for r in requests]
+    kind = label_kind(df.schema[label].dataType, label)
+    # two classes the column's type reads as one, refused naming its kind (schema and list
+    # only, before any job)
+    label_type = df.schema[label].dataType
+    check_class_pairs([r.positive_label for r in requests], kind, label,
+                      integral=integral_type(label_type),
+                      single=isinstance(label_type, T.FloatType))
     values = [c.positive_label for c in checks]
     if len(set(map(repr, values))) != len(values):
         return None
-    kind = label_kind(df.schema[label].dataType, label)
     cls, inside = _column(df, "_dprect_class"), _column(df, "_dprect_in_class")
     case = " ".join(f"WHEN {label_equals(label, kind, v)} THEN {i}"
                     for i, v in enumerate(values))
