@@ -36,7 +36,7 @@ from dprect.core.classes import (
 from dprect.core.domains import Grid
 from dprect.core.errors import ParameterError
 from dprect.core.guarantee_check import GuaranteeCheckError, check_classes_plan
-from dprect.core.labels import LabelText
+from dprect.core.labels import LabelText, check_class_pairs
 from dprect.core.planner import plan
 from dprect.core.request import FitRequest
 
@@ -144,10 +144,20 @@ def test_class_list_is_checked_without_data():
     for bad in (None, "abc", [], [1, 1.0], [float("nan")], [[1]],
                 list(range(MAX_CLASSES + 1)),
                 # the same label once read against some column type: rows not disjoint
-                [1, True], [LabelText("1"), LabelText("1.0")], [LabelText("yes"), True],
-                [LabelText("true"), LabelText("1")], [0, LabelText("no")]):
+                [1, True], [LabelText("yes"), True], [0, LabelText("no")]):
         with pytest.raises(ParameterError):
             check_classes(bad)
+    # two classes given as text are read against the label column's type, so their pair
+    # is checked where the schema is known (check_class_pairs, by the column's kind)
+    for pair, refused_on in (([LabelText("1"), LabelText("1.0")], {"numeric"}),
+                             ([LabelText("true"), LabelText("1")], {"numeric", "boolean"})):
+        assert check_classes(pair) is not None
+        for kind in ("numeric", "boolean", "string"):
+            if kind in refused_on:
+                with pytest.raises(ParameterError, match=f"a {kind} column"):
+                    check_class_pairs(pair, kind, "y")
+            else:
+                check_class_pairs(pair, kind, "y")
     with pytest.raises(ParameterError, match="listed twice"):
         FitRequest(epsilon=1, delta=0, classes=("a", LabelText("a")))
 
